@@ -1,0 +1,6 @@
+"""Plumbing for the DynamoDB concurrency lab: backend, transcript, tables."""
+from .backend import BackendError, Lab, connect
+from .tables import fresh_table, scan_frame
+from .trace import outcome, show, tracing
+
+__all__ = ["BackendError", "Lab", "connect", "fresh_table", "outcome", "scan_frame", "show", "tracing"]

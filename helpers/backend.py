@@ -1,0 +1,193 @@
+"""Choose and start the backend the notebooks talk to: embedded lab server, DynamoDB Local, or AWS."""
+import atexit
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError
+
+from . import trace
+
+ENDPOINT_VARIABLE = "AWS_ENDPOINT_URL_DYNAMODB"
+AWS_OPT_IN_VARIABLE = "DYNAMODB_LAB_USE_AWS"
+LAB_TABLE_PATTERN = re.compile(r"^p\d\d-[a-z0-9-]+$")
+LAB_TAG = {"Key": "created-by", "Value": "dynamodb-concurrency-lab"}
+DUMMY_CREDENTIALS = {"aws_access_key_id": "lab", "aws_secret_access_key": "lab", "region_name": "us-east-1"}
+CLIENT_CONFIG = Config(max_pool_connections=64, retries={"mode": "standard", "max_attempts": 3},
+                       connect_timeout=3, read_timeout=30)
+
+
+class BackendError(RuntimeError):
+    """The lab cannot reach the backend asked for; the message says what to do."""
+
+
+@dataclass
+class Lab:
+    """What a notebook uses: one boto3 client and resource on the chosen backend."""
+
+    kind: str
+    endpoint: str
+    client: object = field(repr=False)
+    resource: object = field(repr=False)
+
+    def table(self, name):
+        """The boto3 Table resource for `name`."""
+        return self.resource.Table(name)
+
+    @property
+    def banner(self):
+        """One line saying which backend is in use."""
+        return {
+            "embedded": f"Backend: embedded lab server at {self.endpoint} (moto engine, one request at a time, "
+                        "started for this kernel)",
+            "local": f"Backend: DynamoDB Local at {self.endpoint} (from {ENDPOINT_VARIABLE})",
+            "aws": f"Backend: real Amazon DynamoDB in {self.client.meta.region_name} (opted in with "
+                   f"{AWS_OPT_IN_VARIABLE}=1; requests are billed to your account)",
+        }[self.kind]
+
+
+_lab = None
+_server = None
+
+
+def connect(quiet=False):
+    """Return the kernel's Lab, starting the embedded server on first use; print the banner."""
+    global _lab
+    if _lab is None:
+        _lab = _open_lab()
+    if not quiet:
+        print(_lab.banner)
+    return _lab
+
+
+def _open_lab():
+    """Decide the backend from the environment, as documented in the README."""
+    endpoint = os.environ.get(ENDPOINT_VARIABLE, "").strip()
+    opted_in = os.environ.get(AWS_OPT_IN_VARIABLE, "") == "1"
+    if endpoint and not is_aws_endpoint(endpoint):
+        ensure_answers(endpoint)
+        return _make_lab("local", endpoint, DUMMY_CREDENTIALS)
+    if endpoint or opted_in:
+        if not opted_in:
+            raise BackendError(
+                f"{ENDPOINT_VARIABLE}={endpoint} is real Amazon DynamoDB, and the lab only talks to AWS when you "
+                f"opt in: set {AWS_OPT_IN_VARIABLE}=1 (every request is billed to your account; the lab only "
+                f"creates and deletes tables named pNN-..., tagged {LAB_TAG['Key']}={LAB_TAG['Value']}). "
+                f"Or unset {ENDPOINT_VARIABLE} to use the embedded lab server.")
+        return _make_lab("aws", endpoint or None, {})
+    return _make_lab("embedded", start_embedded_server(), DUMMY_CREDENTIALS)
+
+
+def is_aws_endpoint(endpoint):
+    """True when the URL points at Amazon's own DynamoDB service."""
+    host = urlparse(endpoint).hostname or ""
+    return host.endswith(".amazonaws.com") or host.endswith(".api.aws")
+
+
+def ensure_answers(endpoint):
+    """Fail at once, saying what to run, when nothing answers at the endpoint."""
+    try:
+        urllib.request.urlopen(endpoint, timeout=3).close()
+    except urllib.error.HTTPError:
+        return
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        raise BackendError(
+            f"Nothing answers at {endpoint} ({ENDPOINT_VARIABLE}): {reason}. Start DynamoDB Local with "
+            f"`docker compose up -d dynamodb-local`, or unset {ENDPOINT_VARIABLE} to use the embedded lab server."
+        ) from None
+
+
+def start_embedded_server():
+    """Start this kernel's lab server on a free loopback port; it stops when the kernel exits."""
+    global _server
+    _server = subprocess.Popen(
+        [sys.executable, "-m", "helpers.labserver", "--port", "0", "--until-stdin-closes"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    atexit.register(stop_embedded_server)
+    line = _server.stdout.readline()
+    if not line.startswith("DynamoDB lab server listening on "):
+        raise BackendError(f"The embedded lab server did not start (it printed {line!r}). "
+                           "Run `make lab` again so the environment is reinstalled.")
+    return line.rsplit(" ", 1)[1].strip()
+
+
+def stop_embedded_server():
+    """Stop the kernel's lab server, if one is running."""
+    if _server is not None and _server.poll() is None:
+        _server.stdin.close()
+        _server.terminate()
+        _server.wait(timeout=5)
+
+
+def _make_lab(kind, endpoint, credentials):
+    """Build the client and resource, with the transcript and the table guard attached."""
+    session = boto3.session.Session(**credentials)
+    resource = session.resource("dynamodb", endpoint_url=endpoint, config=CLIENT_CONFIG)
+    client = resource.meta.client
+    client.meta.events.register("before-call.dynamodb", trace.on_call)
+    if kind != "embedded":
+        client.meta.events.register("before-call.dynamodb", TableGuard(client, kind).check)
+    endpoint = endpoint or client.meta.endpoint_url
+    try:
+        with trace.tracing(False):
+            client.list_tables(Limit=1)
+    except BotoCoreError as error:
+        raise BackendError(f"The {kind} backend at {endpoint} did not answer ListTables: {error}") from None
+    return Lab(kind, endpoint, client, resource)
+
+
+class TableGuard:
+    """Refuses any write to a table the lab did not create (only on DynamoDB Local and AWS)."""
+
+    WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems",
+              "CreateTable", "DeleteTable", "UpdateTable", "UpdateTimeToLive", "TagResource"}
+
+    def __init__(self, client, kind):
+        self.client = client
+        self.kind = kind
+        self.tagged = set()
+
+    def check(self, model, params, **_):
+        """botocore before-call hook: raise before a write reaches a foreign table."""
+        if model.name not in self.WRITES:
+            return
+        for name in tables_named_in(json.loads(params["body"] or b"{}")):
+            if not LAB_TABLE_PATTERN.match(name):
+                raise BackendError(f"Refusing {model.name} on table {name!r}: the lab only writes tables it "
+                                   "creates, named like p22-conditional-writes.")
+            if self.kind == "aws" and model.name != "CreateTable" and not self.created_by_lab(name):
+                raise BackendError(f"Refusing {model.name} on table {name!r}: it exists in your account but "
+                                   f"was not created by the lab (no tag {LAB_TAG['Key']}={LAB_TAG['Value']}).")
+
+    def created_by_lab(self, name):
+        """True when the AWS table carries the lab's tag (cached per table)."""
+        if name not in self.tagged:
+            with trace.tracing(False):
+                try:
+                    arn = self.client.describe_table(TableName=name)["Table"]["TableArn"]
+                except self.client.exceptions.ResourceNotFoundException:
+                    return True
+                tags = self.client.list_tags_of_resource(ResourceArn=arn).get("Tags", [])
+            if LAB_TAG not in tags:
+                return False
+            self.tagged.add(name)
+        return True
+
+
+def tables_named_in(body):
+    """Every table name a DynamoDB request body mentions."""
+    names = {body["TableName"]} if "TableName" in body else set()
+    names.update(body.get("RequestItems", {}))
+    for action in body.get("TransactItems", []):
+        for detail in action.values():
+            names.add(detail["TableName"])
+    return names

@@ -1,0 +1,49 @@
+"""Fresh lab tables from data/tables.json, and whole tables as pandas DataFrames."""
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .backend import LAB_TAG, connect
+from .trace import plain, tracing
+
+DEFINITIONS = Path(__file__).resolve().parent.parent / "data" / "tables.json"
+
+
+def table_definitions():
+    """The lab's table catalogue: name -> CreateTable arguments."""
+    return json.loads(DEFINITIONS.read_text())
+
+
+def fresh_table(name, lab=None):
+    """Drop and recreate one of the lab's tables (quietly) and return its boto3 Table."""
+    lab = lab or connect(quiet=True)
+    definitions = table_definitions()
+    if name not in definitions:
+        raise ValueError(f"{name!r} is not one of the lab's tables; choose from {sorted(definitions)}")
+    spec = definitions[name]
+    client = lab.client
+    with tracing(False):
+        try:
+            client.delete_table(TableName=name)
+            client.get_waiter("table_not_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
+        except client.exceptions.ResourceNotFoundException:
+            pass
+        client.create_table(TableName=name, BillingMode="PAY_PER_REQUEST", Tags=[LAB_TAG], **spec)
+        client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
+    return lab.table(name)
+
+
+def scan_frame(table):
+    """Every item of a table as a DataFrame sorted by key, numbers as numbers."""
+    with tracing(False):
+        items, page = [], {}
+        while True:
+            response = table.scan(**page)
+            items += response["Items"]
+            if "LastEvaluatedKey" not in response:
+                break
+            page = {"ExclusiveStartKey": response["LastEvaluatedKey"]}
+    keys = [k["AttributeName"] for k in table.key_schema]
+    frame = pd.DataFrame([plain(item) for item in items])
+    return frame.sort_values(keys).reset_index(drop=True) if len(frame) else frame
