@@ -44,6 +44,6 @@ def scan_frame(table):
             if "LastEvaluatedKey" not in response:
                 break
             page = {"ExclusiveStartKey": response["LastEvaluatedKey"]}
-    keys = [k["AttributeName"] for k in table.key_schema]
-    frame = pd.DataFrame([plain(item) for item in items])
+        keys = [k["AttributeName"] for k in table.key_schema]
+    frame = pd.DataFrame([plain(item) for item in items]).convert_dtypes()
     return frame.sort_values(keys).reset_index(drop=True) if len(frame) else frame
