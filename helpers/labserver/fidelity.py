@@ -1,16 +1,23 @@
-"""Where moto answers differently from DynamoDB, the lab server answers as DynamoDB does."""
+"""Where moto answers differently from DynamoDB, the lab server answers as DynamoDB does.
+
+Both hooks run under the engine lock, so any state kept here is consistent.
+"""
 import json
 
 
+def error(code, message, status=400, **extra):
+    """(status, body) of a DynamoDB error response."""
+    return status, {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message, **extra}
 
-def refuse(target, params):
-    """Return (status, code, message) when DynamoDB would reject a request moto accepts, else None."""
+
+def before(target, params):
+    """Answer a request here, as (status, body), when DynamoDB's answer differs from moto's; else None."""
     return None
 
 
-def amend(target, params, payload):
-    """Correct a successful response body where moto's differs from DynamoDB's."""
-    if target == "UpdateItem" and params.get("ReturnValues") in ("UPDATED_NEW", "UPDATED_OLD"):
+def after(target, params, status, payload):
+    """Correct the body of moto's response where it differs from DynamoDB's."""
+    if status == 200 and target == "UpdateItem" and params.get("ReturnValues") in ("UPDATED_NEW", "UPDATED_OLD"):
         return without_key_attributes(params, payload)
     return payload
 

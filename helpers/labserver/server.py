@@ -26,27 +26,26 @@ class Engine:
         target = headers.get("X-Amz-Target", "").rpartition(".")[2]
         params = json.loads(body or b"{}")
         with self.lock:
-            refusal = fidelity.refuse(target, params)
-            if refusal is not None:
-                return error_response(*refusal)
+            answered = fidelity.before(target, params)
+            if answered is not None:
+                status, payload = answered
+                return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
             request = Request.from_primitives("POST", url, headers, body)
             try:
                 status, out_headers, payload = DynamoHandler.dispatch(request)
             except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
-                return error_response(500, "InternalServerError", f"{type(error).__name__}: {error}")
+                status, payload = fidelity.error("InternalServerError", f"{type(error).__name__}: {error}", 500)
+                return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
             if isinstance(payload, str):
                 payload = payload.encode()
-            if int(status) == 200:
-                payload = fidelity.amend(target, params, payload)
-        out_headers["x-amz-crc32"] = str(zlib.crc32(payload))
-        return int(status), out_headers, payload
+            payload = fidelity.after(target, params, int(status), payload)
+        return respond(int(status), out_headers, payload)
 
 
-def error_response(status, code, message, **extra):
-    """An error in DynamoDB's JSON shape."""
-    body = {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message, **extra}
-    payload = json.dumps(body).encode()
-    return status, {"Content-Type": JSON_TYPE, "x-amz-crc32": str(zlib.crc32(payload))}, payload
+def respond(status, headers, payload):
+    """A response with DynamoDB's body checksum, which botocore verifies."""
+    headers["x-amz-crc32"] = str(zlib.crc32(payload))
+    return status, headers, payload
 
 
 class Handler(BaseHTTPRequestHandler):
