@@ -1,0 +1,50 @@
+"""The set-up files agree with each other and describe what the README promises."""
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pins(lines):
+    """{name: 'name==version'} for every pinned requirement line."""
+    found = {}
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            found[line.split("==")[0].split("[")[0].lower()] = line
+    return found
+
+
+def test_environment_yml_pins_exactly_what_requirements_txt_pins():
+    requirements = pins((ROOT / "requirements.txt").read_text().splitlines())
+    environment = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip_section = next(entry["pip"] for entry in environment["dependencies"] if isinstance(entry, dict))
+    assert pins(pip_section) == requirements
+    assert "-e ." in pip_section
+    assert "python=3.11" in environment["dependencies"]
+
+
+def test_compose_file_is_valid_compose():
+    result = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec",
+                             str(ROOT / "docker-compose.yml")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_compose_runs_amazons_dynamodb_local_on_loopback_and_points_the_lab_at_it():
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    local = services["dynamodb-local"]
+    assert local["image"].startswith("amazon/dynamodb-local")
+    assert {"-inMemory", "-sharedDb"} <= set(local["command"])
+    assert local["ports"] == ["127.0.0.1:8000:8000"]
+    lab = services["lab"]
+    assert lab["environment"]["AWS_ENDPOINT_URL_DYNAMODB"] == "http://dynamodb-local:8000"
+    assert all(port.startswith("127.0.0.1:") for port in lab["ports"])
+    assert ".:/lab" in lab["volumes"]
+
+
+def test_the_repository_ships_no_dynamodb_local_jar():
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    assert not [name for name in tracked if name.lower().endswith(".jar") or "dynamodblocal" in name.lower()]
