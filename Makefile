@@ -7,6 +7,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 FIRST_NOTEBOOK := notebooks/22-conditional-writes.ipynb
 SANITIZE := --nbval-sanitize-with tests/nbval-sanitize.cfg
+AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: lab test stress bench notebooks clean
 
@@ -19,7 +20,7 @@ $(INSTALLED): requirements.txt pyproject.toml
 	touch $@
 
 lab: $(INSTALLED)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 $(FIRST_NOTEBOOK)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 $(AS_ROOT) $(FIRST_NOTEBOOK)
 
 test: $(INSTALLED)
 	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q
