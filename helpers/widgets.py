@@ -1,33 +1,125 @@
-"""ipywidgets panels: bounded controls, a Run button, and an output area for figures and tables."""
+"""ipywidgets panels: bounded controls, a Run button, a progress bar, and an output area for figures and tables."""
+import inspect
+import threading
+import time
+import traceback
+
 import ipywidgets as widgets
 from IPython.display import display
 
+from . import plots, races
+
 
 class Panel:
-    """Controls + Run button + output; run(**values) returns what to display (figures, frames)."""
+    """Controls + Run button + output; run(**values) returns what to display (a figure, a frame, or a tuple).
+
+    If `run` takes a `progress` argument it gets progress(done, total), which moves a progress bar; if it
+    takes `stop` it gets a threading.Event that a Stop button sets. The Run button runs in the
+    background so the bar moves and Stop answers; `click()` runs in the foreground and waits. Either
+    way there is one run at a time: a press while a run is in progress is ignored.
+    """
 
     def __init__(self, title, run, **controls):
         self.run = run
         self.controls = controls
+        wants = inspect.signature(run).parameters
         self.button = widgets.Button(description="Run", button_style="primary", icon="play")
+        self.stop_button = widgets.Button(description="Stop", icon="stop", disabled=True) if "stop" in wants else None
+        self.bar = widgets.IntProgress(value=0, min=0, max=1, description="progress") if "progress" in wants else None
+        self.status = widgets.HTML()
         self.output = widgets.Output()
         self.last = None
-        self.button.on_click(self.click)
-        self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), *controls.values(), self.button, self.output])
+        self.error = None
+        self.runs = 0
+        self.worker = None
+        self.stop = threading.Event()
+        self.busy = threading.Lock()
+        self.button.on_click(self.press)
+        buttons = [self.button] + ([self.stop_button] if self.stop_button else [])
+        if self.stop_button:
+            self.stop_button.on_click(lambda _: self.stop.set())
+        progress = [self.bar] if self.bar else []
+        self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), *controls.values(),
+                                  widgets.HBox(buttons + progress + [self.status]), self.output])
+
+    def press(self, _=None):
+        """The Run button: start a run in the background; return False (and do nothing) if one is running."""
+        if not self.busy.acquire(blocking=False):
+            return False
+        self.worker = threading.Thread(target=self.run_once, kwargs={"reraise": False}, daemon=True,
+                                       name="panel-run")
+        self.worker.start()
+        return True
 
     def click(self, _=None):
-        """Run once with the current control values; ignored while a run is in progress."""
-        if self.button.disabled:
-            return
-        self.button.disabled = True
+        """Run once now with the current control values and wait; return False if a run is already going."""
+        if not self.busy.acquire(blocking=False):
+            return False
+        self.run_once(reraise=True)
+        return True
+
+    def wait(self, timeout=None):
+        """Wait for a run started by the Run button to finish."""
+        if self.worker is not None:
+            self.worker.join(timeout)
+
+    @property
+    def running(self):
+        """True while a run is in progress."""
+        return self.busy.locked()
+
+    def run_once(self, reraise):
+        """Run with the current values and show what run returned; the caller holds self.busy."""
+        self.runs += 1
+        self.stop.clear()
+        self.set_running(True)
+        began = time.perf_counter()
         try:
-            self.output.clear_output(wait=True)
-            self.last = self.run(**{name: control.value for name, control in self.controls.items()})
-            with self.output:
-                for shown in self.last if isinstance(self.last, tuple) else (self.last,):
-                    display(shown)
+            self.last, self.error = self.run(**self.arguments()), None
+            self.show(self.last if isinstance(self.last, tuple) else (self.last,))
+            self.status.value = f"done in {time.perf_counter() - began:.1f} s"
+        except BaseException as failure:  # shown in the panel; re-raised when a cell called click()
+            self.error = failure
+            self.output.outputs = ()
+            self.output.append_stderr("".join(traceback.format_exception_only(failure)))
+            self.status.value = f"<span style='color:#b00'>stopped: {type(failure).__name__}</span>"
+            if reraise:
+                raise
         finally:
-            self.button.disabled = False
+            self.set_running(False)
+            self.busy.release()
+
+    def arguments(self):
+        """The control values, plus progress and stop when run asks for them."""
+        values = {name: control.value for name, control in self.controls.items()}
+        if self.bar:
+            values["progress"] = self.advance
+        if self.stop_button:
+            values["stop"] = self.stop
+        return values
+
+    def advance(self, done, total):
+        """Move the progress bar (called from the run, on any thread)."""
+        self.bar.max = max(total, 1)
+        self.bar.value = min(done, total)
+
+    def set_running(self, running):
+        """Grey out Run and the controls while a run is in progress; Stop only then."""
+        self.button.disabled = running
+        for control in self.controls.values():
+            control.disabled = running
+        if self.stop_button:
+            self.stop_button.disabled = not running
+        if running:
+            self.status.value = "running…"
+            if self.bar:
+                self.bar.value = 0
+
+    def show(self, shown):
+        """Replace the output area's content with these objects' rich displays."""
+        self.output.outputs = ()
+        for item in shown:
+            self.output.append_display_data(item)
 
     def _ipython_display_(self):
         display(self.view)
@@ -37,3 +129,37 @@ def slider(description, low, high, value, step=1):
     """An integer slider that cannot leave [low, high]."""
     return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
                              continuous_update=False, style={"description_width": "initial"})
+
+
+def picker(description, options, value):
+    """A dropdown that offers only `options`."""
+    return widgets.Dropdown(options=options, value=value, description=description,
+                            style={"description_width": "initial"})
+
+
+def race_panel(table=None):
+    """The race lab: threads, operations, think time and strategy; Run shows the plots and a summary table."""
+    def run(strategy, threads, operations, think_ms, progress, stop):
+        """Race the chosen strategy (and ADD beside it, for comparison); return figures and a summary."""
+        compared = [strategy] if strategy == "add" else [strategy, "add"]
+        done = [0] * len(compared)
+        results = []
+        for index, name in enumerate(compared):
+            def step(finished, total, index=index):
+                done[index] = finished
+                progress(sum(done), total * len(compared))
+            results.append(races.race(name, threads, operations, think_ms, table=table, on_progress=step,
+                                      stop=stop))
+        shown = [plots.expected_vs_final(*results), plots.timeline(results[0])]
+        if strategy == "optimistic":
+            shown.append(plots.retries(results[0]))
+        return (*shown, races.summary_table(*results))
+
+    low_threads, high_threads = races.LIMITS["threads"]
+    low_ops, high_ops = races.LIMITS["operations"]
+    low_think, high_think = races.LIMITS["think_ms"]
+    return Panel("Race lab: many clients increment one counter at once", run,
+                 strategy=picker("strategy", races.STRATEGIES, "racy"),
+                 threads=slider("threads", low_threads, high_threads, 10),
+                 operations=slider("operations", low_ops, high_ops, 50),
+                 think_ms=slider("think time between read and write (ms)", low_think, high_think, 0))

@@ -1,0 +1,175 @@
+"""plotly figures built from race results: each title states what the picture shows."""
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .races import clobbers
+
+LABELS = {"racy": "read-then-put", "add": "ADD", "optimistic": "version check + retry",
+          "conditional floor": "ADD -1 with a floor"}
+WEBGL_FROM = 1_000
+CONNECT_UP_TO = 400
+COLOURS = {"expected": "#9e9e9e", "ok": "#2e7d32", "lost": "#c62828", "read": "#1565c0", "kept": "#2e7d32",
+           "overwritten": "#9e9e9e", "clobber": "#c62828", "conflict": "#ef6c00", "refused": "#000000"}
+
+
+def label(race):
+    """How a strategy is named on a figure (your own function as name())."""
+    return LABELS.get(race.strategy, f"{race.strategy}()")
+
+
+def expected_vs_final(*races):
+    """Bars of expected and final value per race, with the lost updates written over each pair."""
+    names = [label(r) for r in races]
+    figure = go.Figure([
+        go.Bar(name="expected", x=names, y=[r.expected for r in races], marker_color=COLOURS["expected"],
+               text=[r.expected for r in races], textposition="outside"),
+        go.Bar(name="final value in DynamoDB", x=names, y=[r.final for r in races],
+               marker_color=[COLOURS["lost"] if r.lost else COLOURS["ok"] for r in races],
+               text=[r.final for r in races], textposition="outside"),
+    ])
+    top = max(max(r.expected, r.final) for r in races)
+    for name, r in zip(names, races):
+        figure.add_annotation(x=name, y=top * 1.12, showarrow=False, font={"size": 15,
+                              "color": COLOURS["lost"] if r.lost else COLOURS["ok"]},
+                              text=f"<b>{r.lost} lost</b>" if r.lost else "<b>exact: none lost</b>")
+    first = races[0]
+    verdict = ", ".join(f"{n} lost {r.lost or 'none'}" for n, r in zip(names, races))
+    figure.update_layout(
+        title=f"{first.operations} updates from {first.threads} threads at once: {verdict}",
+        yaxis_title="counter value", yaxis_range=[0, top * 1.22], xaxis_title="strategy", barmode="group",
+        legend_title="", legend={"orientation": "h", "y": -0.2}, height=430, margin={"t": 70})
+    return figure
+
+
+def scatter(many):
+    """go.Scattergl when a trace has many points (WebGL keeps the figure fast), else go.Scatter."""
+    return go.Scattergl if many else go.Scatter
+
+
+def timeline(race):
+    """Each thread a lane; each read and write a mark over time; every write that erased others in red."""
+    log = clobbers(race.log, race.final)
+    many = len(log) * 2 > WEBGL_FROM
+    Trace = scatter(many)
+    lane = log["thread"].map(lambda t: f"thread {t}")
+    figure = go.Figure()
+    has_read = log["read_ms"].notna()
+    windows_x = np.column_stack([log["read_ms"], log["end_ms"], np.full(len(log), np.nan)])[has_read].ravel()
+    windows_y = np.column_stack([lane, lane, np.full(len(log), None)])[has_read].ravel()
+    if has_read.any():
+        figure.add_trace(Trace(x=windows_x, y=windows_y, mode="lines", name="read → write window",
+                               line={"color": "#bdbdbd", "width": 1}, hoverinfo="skip"))
+        reads = log[has_read]
+        figure.add_trace(Trace(x=reads["read_ms"], y=lane[has_read], mode="markers", name="read",
+                               marker={"symbol": "circle-open", "color": COLOURS["read"], "size": 7},
+                               text=[f"read {v:g}" for v in reads["read"]], hoverinfo="text+x+y"))
+    clobbered_by = log[log["overwritten"]].groupby("erased_by").size()
+    erased_count = log.index.map(clobbered_by).fillna(0).astype(int)
+    kinds = {
+        "write that survived": (log["outcome"] == "written") & ~log["overwritten"] & (erased_count == 0),
+        "write overwritten later (update lost)": log["overwritten"] & (erased_count == 0),
+        "write that erased others' updates": (log["outcome"] == "written") & (erased_count > 0),
+        "version conflict, retried": log["outcome"] == "conflict, retried",
+        "refused by the condition": log["outcome"] == "refused",
+    }
+    styles = {
+        "write that survived": {"symbol": "circle", "color": COLOURS["kept"], "size": 8},
+        "write overwritten later (update lost)": {"symbol": "circle", "color": COLOURS["overwritten"], "size": 8},
+        "write that erased others' updates": {"symbol": "x", "color": COLOURS["clobber"], "size": 11},
+        "version conflict, retried": {"symbol": "diamond-open", "color": COLOURS["conflict"], "size": 8},
+        "refused by the condition": {"symbol": "square", "color": COLOURS["refused"], "size": 7},
+    }
+    for name, rows in kinds.items():
+        if rows.any():
+            chosen = log[rows]
+            figure.add_trace(Trace(x=chosen["end_ms"], y=lane[rows], mode="markers", name=name,
+                                   marker=styles[name], text=hover(chosen, erased_count[rows.to_numpy()]),
+                                   hoverinfo="text+x"))
+    pairs = log[log["erased_by"] >= 0]
+    if 0 < len(pairs) <= CONNECT_UP_TO:
+        eraser = log.loc[pairs["erased_by"]]
+        xs = np.column_stack([pairs["end_ms"], eraser["end_ms"], np.full(len(pairs), np.nan)]).ravel()
+        ys = np.column_stack([lane[pairs.index], lane[eraser.index], np.full(len(pairs), None)]).ravel()
+        figure.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="erased by (lost update → the write over it)",
+                                    line={"color": COLOURS["clobber"], "width": 1, "dash": "dot"},
+                                    hoverinfo="skip"))
+    threads = sorted(log["thread"].unique())
+    figure.update_layout(
+        title=timeline_title(race), xaxis_title="time since the threads were released (ms)", yaxis_title="",
+        yaxis={"categoryorder": "array", "categoryarray": [f"thread {t}" for t in reversed(threads)]},
+        legend={"orientation": "h", "y": -0.15 - 0.5 / max(len(threads), 4)}, height=260 + 24 * len(threads),
+        margin={"t": 80})
+    return figure
+
+
+def hover(rows, erased):
+    """Hover text for write marks: what was read, what was written, how many updates it erased."""
+    return [f"op {op} attempt {attempt}: " + ("" if np.isnan(read) else f"read {read:g}, ")
+            + ("" if np.isnan(wrote) else f"wrote {wrote:g}") + f" ({outcome})"
+            + (f"<br>erased {count} update(s) written after its read" if count else "")
+            for op, attempt, read, wrote, outcome, count in zip(rows["operation"], rows["attempt"], rows["read"],
+                                                                  rows["wrote"], rows["outcome"], erased)]
+
+
+def timeline_title(race):
+    """The lesson of one race's timeline, in one line."""
+    who = f"{label(race)}, {race.threads} threads × {race.operations} operations"
+    if race.strategy == "racy" or race.lost:
+        return (f"{who}: {race.lost} of {race.operations} updates were overwritten"
+                "<br><sup>○ read, then its write at the end of the grey line; red ✕ = a write based on a stale "
+                "read, which erased the updates that landed after that read (dotted: lost update → its eraser)</sup>")
+    if race.retries:
+        return f"{who}: every update landed; {race.retries} version conflicts were retried"
+    if race.refused:
+        return f"{who}: {race.written} sold, {race.refused} refused at the floor, never below zero"
+    return f"{who}: no reads, nothing to overwrite: every update landed"
+
+
+def sweep(frame):
+    """Lost updates (% of operations) against threads and against think time, one dot per run."""
+    figure = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=(
+        f"more threads (think time {frame.attrs['fixed_think_ms']} ms)",
+        f"longer think time ({frame.attrs['fixed_threads']} threads)"))
+    for column, knob, axis in ((1, "threads", "threads"), (2, "think ms", "think time between read and write (ms)")):
+        runs = frame[frame["varied"] == knob]
+        medians = runs.groupby("value")["lost %"].median()
+        figure.add_trace(go.Scatter(x=runs["value"], y=runs["lost %"], mode="markers", name="one run",
+                                    marker={"color": COLOURS["lost"], "opacity": 0.45, "size": 8},
+                                    showlegend=column == 1), row=1, col=column)
+        figure.add_trace(go.Scatter(x=medians.index, y=medians.values, mode="lines+markers", name="median",
+                                    line={"color": "#424242", "width": 2}, showlegend=column == 1),
+                         row=1, col=column)
+        figure.update_xaxes(title_text=axis, row=1, col=column)
+    figure.update_yaxes(title_text="updates lost (% of operations)", range=[-3, 103], row=1, col=1)
+    figure.update_layout(
+        title=f"The race gets worse as the window widens ({frame.attrs['operations']} racy increments per run, "
+              f"{frame.attrs['repeats']} runs per point)<br><sup>each client waits a random 0-"
+              f"{2 * frame.attrs['pause_ms']} ms between operations, as spread-out traffic does</sup>",
+        legend={"orientation": "h", "y": -0.25}, height=430, margin={"t": 90})
+    return figure
+
+
+def retries(race):
+    """Optimistic locking: retries per thread, and how many attempts each successful update took."""
+    log = race.log
+    per_thread = log[log["outcome"] == "conflict, retried"].groupby("thread").size().reindex(
+        sorted(log["thread"].unique()), fill_value=0)
+    attempts = log[log["outcome"] == "written"]["attempt"]
+    figure = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+        "retries per thread", "attempts each update needed"))
+    figure.add_trace(go.Bar(x=[f"thread {t}" for t in per_thread.index], y=per_thread.values, name="retries",
+                            marker_color=COLOURS["conflict"], showlegend=False), row=1, col=1)
+    counts = attempts.value_counts().sort_index()
+    figure.add_trace(go.Bar(x=counts.index, y=counts.values, name="updates", marker_color=COLOURS["ok"],
+                            showlegend=False), row=1, col=2)
+    figure.update_xaxes(title_text="thread", row=1, col=1)
+    figure.update_xaxes(title_text="attempts until the write landed", dtick=1 if counts.index.max() <= 12 else None,
+                        row=1, col=2)
+    figure.update_yaxes(title_text="retries", row=1, col=1)
+    figure.update_yaxes(title_text="updates", row=1, col=2)
+    figure.update_layout(
+        title=f"Version check + retry: all {race.final - race.start} of {race.operations} updates landed, "
+              f"paid for with {race.retries} retries ({race.retries / race.operations:.1f} per update)",
+        height=400, margin={"t": 90})
+    return figure

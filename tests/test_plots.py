@@ -1,0 +1,73 @@
+"""Race figures: titles that state the result, labelled axes, WebGL when points are many, built fast."""
+import time
+
+import plotly.graph_objects as go
+import pytest
+
+from helpers import fresh_table
+from helpers import plots
+from helpers.races import race, sweep
+
+
+@pytest.fixture(scope="module")
+def races_run(lab):
+    table = fresh_table("p24-atomic-counters", lab)
+    return {name: race(name, threads=8, operations=40, think_ms=1, table=table)
+            for name in ("racy", "add", "optimistic", "conditional floor")}, table
+
+
+def test_expected_against_final_names_the_lost_updates(races_run):
+    runs, _ = races_run
+    figure = plots.expected_vs_final(runs["racy"], runs["add"])
+    assert f"read-then-put lost {runs['racy'].lost}" in figure.layout.title.text
+    assert "ADD lost none" in figure.layout.title.text
+    labels = [a.text for a in figure.layout.annotations]
+    assert labels == [f"<b>{runs['racy'].lost} lost</b>", "<b>exact: none lost</b>"]
+    assert figure.data[1].y == (runs["racy"].final, 40)
+    assert figure.layout.yaxis.title.text and figure.layout.xaxis.title.text
+
+
+def test_the_racy_timeline_marks_every_write_that_erased_others(races_run):
+    runs, _ = races_run
+    figure = plots.timeline(runs["racy"])
+    names = [trace.name for trace in figure.data]
+    assert "write that erased others' updates" in names and "read" in names
+    assert f"{runs['racy'].lost} of 40 updates were overwritten" in figure.layout.title.text
+    lanes = {y for trace in figure.data for y in trace.y if y}
+    assert lanes <= {f"thread {n}" for n in range(8)}
+    assert figure.layout.xaxis.title.text == "time since the threads were released (ms)"
+
+
+def test_timelines_of_safe_strategies_say_so(races_run):
+    runs, _ = races_run
+    assert "every update landed" in plots.timeline(runs["add"]).layout.title.text
+    assert "version conflicts were retried" in plots.timeline(runs["optimistic"]).layout.title.text
+    assert "20 sold, 20 refused" in plots.timeline(runs["conditional floor"]).layout.title.text
+
+
+def test_the_optimistic_figure_counts_retries_per_thread_and_attempts(races_run):
+    runs, _ = races_run
+    optimistic = runs["optimistic"]
+    figure = plots.retries(optimistic)
+    assert sum(figure.data[0].y) == optimistic.retries
+    assert sum(figure.data[1].y) == 40
+    assert f"{optimistic.retries} retries" in figure.layout.title.text
+
+
+def test_the_sweep_figure_has_both_panels_with_labelled_axes(races_run):
+    _, table = races_run
+    runs = sweep(threads=(1, 4), think_ms=(0, 5), operations=12, repeats=1, pause_ms=2, table=table)
+    figure = plots.sweep(runs)
+    assert figure.layout.title.text.startswith("The race gets worse as the window widens")
+    assert figure.layout.xaxis.title.text == "threads"
+    assert figure.layout.xaxis2.title.text == "think time between read and write (ms)"
+    assert figure.layout.yaxis.title.text == "updates lost (% of operations)"
+
+
+def test_a_big_race_timeline_uses_webgl_and_builds_in_under_two_seconds(races_run):
+    _, table = races_run
+    big = race("racy", threads=50, operations=2_000, table=table)
+    began = time.perf_counter()
+    figure = plots.timeline(big)
+    assert time.perf_counter() - began < 2
+    assert any(isinstance(trace, go.Scattergl) for trace in figure.data)

@@ -1,0 +1,114 @@
+"""Panels: bounded controls, one run at a time, a progress bar that moves, a Stop that stops."""
+import threading
+
+import plotly.graph_objects as go
+import pandas as pd
+import pytest
+
+from helpers import fresh_table
+from helpers.races import LIMITS, STRATEGIES
+from helpers.widgets import Panel, picker, race_panel, slider
+
+
+def blocking_panel():
+    """A panel whose run waits until released, recording each call."""
+    release, started, calls = threading.Event(), threading.Event(), []
+
+    def run(size, progress, stop):
+        calls.append(size)
+        started.set()
+        progress(1, 4)
+        release.wait(5)
+        progress(4, 4)
+        return pd.DataFrame({"size": [size]})
+
+    return Panel("test", run, size=slider("size", 1, 10, 3)), release, started, calls
+
+
+def test_a_second_press_while_a_run_is_going_starts_nothing():
+    panel, release, started, calls = blocking_panel()
+    assert panel.press() is True
+    started.wait(5)
+    assert panel.running and panel.button.disabled
+    assert panel.press() is False and panel.click() is False
+    release.set()
+    panel.wait(5)
+    assert calls == [3] and panel.runs == 1 and not panel.running and not panel.button.disabled
+    assert panel.press() is True
+    panel.wait(5)
+    assert calls == [3, 3]
+
+
+def test_the_progress_bar_follows_the_run_and_controls_are_locked_meanwhile():
+    panel, release, started, calls = blocking_panel()
+    panel.press()
+    started.wait(5)
+    assert (panel.bar.value, panel.bar.max) == (1, 4)
+    assert panel.controls["size"].disabled and not panel.stop_button.disabled
+    release.set()
+    panel.wait(5)
+    assert (panel.bar.value, panel.bar.max) == (4, 4)
+    assert not panel.controls["size"].disabled and panel.stop_button.disabled
+    assert panel.status.value.startswith("done in")
+
+
+def test_stop_reaches_the_run():
+    seen = []
+
+    def run(stop):
+        stop.wait(5)
+        seen.append(stop.is_set())
+
+    panel = Panel("test", run)
+    panel.press()
+    panel.stop_button.click()
+    panel.wait(5)
+    assert seen == [True]
+
+
+def test_a_failing_run_is_shown_and_the_panel_is_ready_again():
+    def run(size):
+        raise ValueError(f"size {size} is too big")
+
+    panel = Panel("test", run, size=slider("size", 1, 10, 3))
+    with pytest.raises(ValueError):
+        panel.click()
+    assert "size 3 is too big" in panel.output.outputs[0]["text"]
+    assert "ValueError" in panel.status.value and not panel.running and not panel.button.disabled
+
+
+def test_click_runs_in_the_foreground_and_keeps_what_run_returned():
+    panel = Panel("test", lambda size: (go.Figure(), pd.DataFrame({"size": [size]})), size=slider("size", 1, 10, 3))
+    assert panel.click() is True
+    figure, frame = panel.last
+    assert frame["size"].tolist() == [3]
+    assert [o["output_type"] for o in panel.output.outputs] == ["display_data", "display_data"]
+    assert "text/html" in panel.output.outputs[1]["data"]
+    assert panel.bar is None and panel.stop_button is None
+
+
+def test_sliders_and_picker_cannot_leave_their_range():
+    threads = slider("threads", *LIMITS["threads"], 10)
+    threads.value = 1000
+    assert threads.value == 64
+    threads.value = -5
+    assert threads.value == 1
+    strategy = picker("strategy", STRATEGIES, "racy")
+    with pytest.raises(Exception):
+        strategy.value = "pessimistic"
+
+
+def test_the_race_panel_runs_one_race_per_press_and_shows_plots_and_summary(lab):
+    panel = race_panel(fresh_table("p24-atomic-counters", lab))
+    bounds = {name: (c.min, c.max) for name, c in panel.controls.items() if name != "strategy"}
+    assert bounds == {"threads": (1, 64), "operations": (1, 10_000), "think_ms": (0, 50)}
+    panel.controls["operations"].value = 400
+    assert panel.press() is True
+    assert panel.press() is False
+    panel.wait(60)
+    assert panel.error is None and panel.runs == 1
+    *figures, summary = panel.last
+    assert summary["strategy"].tolist() == ["racy", "add"] and summary["operations"].tolist() == [400, 400]
+    assert summary.set_index("strategy").loc["add", "lost updates"] == 0
+    assert len(figures) == 2 and panel.bar.value == panel.bar.max == 800
+    assert len(panel.output.outputs) == 3
