@@ -30,6 +30,7 @@ stress: $(INSTALLED)
 
 bench: $(INSTALLED)
 	$(BIN)/python tests/bench_throughput.py
+	$(BIN)/python tests/bench_races.py
 
 notebooks: $(INSTALLED)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
