@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
-FIRST_NOTEBOOK := notebooks/22-conditional-writes.ipynb
+FIRST_NOTEBOOK := notebooks/00-start-here.ipynb
 SANITIZE := --nbval-sanitize-with tests/nbval-sanitize.cfg
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 

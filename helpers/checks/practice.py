@@ -1,0 +1,223 @@
+"""Checkers for the practice notebooks: 30 (seat booking), 31 (three conditions), 32 (the wallet)."""
+from boto3.dynamodb.conditions import Key
+
+from ..tables import fresh_table
+from ..trace import plain
+from . import attack
+
+SEATS = "p30-seat-booking"
+CONDITIONS = "p31-three-conditions"
+WALLETS = "p32-wallet"
+SEAT = {"PK": "seat#14C", "SK": "SEAT"}
+EMAIL_KEY = "email#ana@example.com"
+EMAIL_SPELLINGS = ("ana@example.com", "Ana@Example.com", "ANA@EXAMPLE.COM")
+STOCK = {"PK": "sku#KB-104", "SK": "STOCK"}
+PROFILE = {"PK": "user#ana", "SK": "PROFILE"}
+WALLET = {"PK": "WALLET#alice", "SK": "WALLET"}
+WITHDRAWAL_ANSWERS = ("paid", "already paid", "insufficient funds")
+PAIRED_SIZES = (2, 4, 10, 20, 50)
+RETRY_LOOP_SIZES = (2, 4, 10, 20)
+
+
+def calls_of(log):
+    """The run's calls as plain dicts (Python values, not numpy ones), in call order."""
+    return log.to_dict("records")
+
+
+def first_exception(log, function, expected):
+    """What went wrong when the learner's function raised instead of answering; None if it never did."""
+    errors = log["error"].dropna()
+    if len(errors):
+        return f"{function} raised {errors.iloc[0]!r} instead of returning {expected}"
+    return None
+
+
+def fresh_seat():
+    """Seat 14C free at version 1, as in the reference text."""
+    table = fresh_table(SEATS)
+    table.put_item(Item={**SEAT, "holder": None, "version": 1})
+    return table
+
+
+def seat_problem(table, log):
+    """Exactly the holder's calls must be told True, and somebody must hold the seat."""
+    problem = first_exception(log, "book_seat", "True or False")
+    if problem:
+        return problem
+    holder = table.get_item(Key=SEAT, ConsistentRead=True)["Item"].get("holder")
+    if holder is None:
+        return f"nobody holds seat 14C after {len(log)} booking attempts"
+    calls = calls_of(log)
+    told_yes = sorted({call["args"][2] for call in calls if call["result"] is True})
+    if told_yes != [holder]:
+        return (f"{len(told_yes)} clients were told they hold seat 14C ({', '.join(told_yes) or 'nobody'}); "
+                f"the table says {holder}")
+    attempts = [call["result"] for call in calls if call["args"][2] == holder]
+    refused = sum(result is not True for result in attempts)
+    if refused:
+        return f"{holder} holds seat 14C but was told it is taken on {refused} of its {len(attempts)} attempts"
+    return None
+
+
+def check_book_seat(book_seat):
+    """Attack book_seat(table, seat, who): many clients book seat 14C at once; exactly one may be told True."""
+    return attack("book_seat", book_seat, fresh_seat,
+                  lambda table, n: [(table, "14C", f"client-{i}") for i in range(n)], seat_problem)
+
+
+def check_book_seat_retry(book_seat):
+    """Attack book_seat with every request sent twice at once (a lost response, retried): the holder hears True."""
+    return attack("book_seat (retried)", book_seat, fresh_seat,
+                  lambda table, n: [(table, "14C", f"client-{i // 2}") for i in range(n)], seat_problem,
+                  sizes=PAIRED_SIZES)
+
+
+def check_signup(signup):
+    """Attack signup(table, email, user_id): users claim ana@example.com in any case at once; one owner, all told who."""
+    def invariant(table, log):
+        problem = first_exception(log, "signup", "the owner's user id")
+        if problem:
+            return problem
+        claims = [item for item in table.scan(ConsistentRead=True)["Items"] if item["PK"].lower() == EMAIL_KEY]
+        if len(claims) != 1:
+            keys = ", ".join(sorted(item["PK"] for item in claims)) or "none"
+            return f"{len(claims)} items claim ana@example.com ({keys}); emails differ only in case, so there must be one"
+        owner = claims[0].get("userId")
+        for call in calls_of(log):
+            if call["result"] != owner:
+                return f"{call['args'][2]} was told {call['result']!r} owns ana@example.com; the table says {owner!r}"
+        return None
+
+    return attack("signup", signup, lambda: fresh_table(CONDITIONS),
+                  lambda table, n: [(table, EMAIL_SPELLINGS[i % 3], f"u_{4821 + i}") for i in range(n)], invariant)
+
+
+def check_reserve(reserve):
+    """Attack reserve(table, sku, qty): buyers take 2 each from 9 in stock at once; never below 0, each told what is left."""
+    def setup():
+        table = fresh_table(CONDITIONS)
+        table.put_item(Item={**STOCK, "stock": 9})
+        return table
+
+    def invariant(table, log):
+        problem = first_exception(log, "reserve", "the stock left, or None")
+        if problem:
+            return problem
+        stock = table.get_item(Key=STOCK, ConsistentRead=True)["Item"]["stock"]
+        told = sorted(plain(call["result"]) for call in calls_of(log) if call["result"] is not None)
+        if stock < 0:
+            return f"stock {stock} after {len(told)} reservations of 2 from 9"
+        if stock != 9 - 2 * len(told):
+            return f"stock {stock} after {len(told)} reservations of 2 from 9, which leave {9 - 2 * len(told)}"
+        if len(told) != min(len(log), 4):
+            return f"{len(log) - len(told)} of {len(log)} buyers were turned away with {stock} in stock"
+        expected = sorted(9 - 2 * k for k in range(1, len(told) + 1))
+        if told != expected:
+            return f"buyers were told {told} left; each must hear the stock its own reservation left ({expected})"
+        return None
+
+    return attack("reserve", reserve, setup, lambda table, n: [(table, "KB-104", 2)] * n, invariant)
+
+
+def check_add_tag(add_tag):
+    """Attack add_tag(table, tag): writers add tags to one profile at once, each tag twice; none lost, sorted, unique."""
+    def setup():
+        table = fresh_table(CONDITIONS)
+        table.put_item(Item={**PROFILE, "tags": [], "version": 1})
+        return table
+
+    def invariant(table, log):
+        problem = first_exception(log, "add_tag", "after storing the tag")
+        if problem:
+            return problem
+        stored = list(table.get_item(Key=PROFILE, ConsistentRead=True)["Item"].get("tags", []))
+        wanted = sorted({call["args"][1] for call in calls_of(log)})
+        lost = sorted(set(wanted) - set(stored))
+        if lost:
+            return f"tags {lost} were lost: the profile holds {stored} after adding {wanted}"
+        if stored != wanted:
+            return f"the profile holds {stored}; it should hold each tag once, sorted: {wanted}"
+        return None
+
+    return attack("add_tag", add_tag, setup,
+                  lambda table, n: [(table, f"tag-{(7 * (i // 2)) % 26:02d}") for i in range(n)], invariant,
+                  sizes=RETRY_LOOP_SIZES)
+
+
+def fresh_wallet():
+    """Alice's wallet with a balance of 100 and an empty ledger."""
+    table = fresh_table(WALLETS)
+    table.put_item(Item={**WALLET, "balance": 100})
+    return table
+
+
+def wallet_balance(table):
+    """The wallet's balance as stored now."""
+    return table.get_item(Key=WALLET, ConsistentRead=True)["Item"]["balance"]
+
+
+def check_withdraw(withdraw):
+    """Attack withdraw(table, amount): withdrawals of 80 from 100 at once; never negative, every payout recorded."""
+    def invariant(table, log):
+        problem = first_exception(log, "withdraw", "True or False")
+        if problem:
+            return problem
+        paid = sum(call["result"] is True for call in calls_of(log))
+        balance = wallet_balance(table)
+        if balance < 0:
+            return f"balance {balance} after {paid} withdrawals of 80 from 100"
+        if 100 - balance != 80 * paid:
+            return (f"{paid} withdrawals of 80 paid out {80 * paid} but the balance went down by {100 - balance} "
+                    "(a lost update)")
+        if paid != 1:
+            return f"{paid} of {len(log)} withdrawals of 80 from a balance of 100 were paid; exactly one can be"
+        return None
+
+    return attack("withdraw", withdraw, fresh_wallet, lambda table, n: [(table, 80)] * n, invariant)
+
+
+def check_withdraw_once(withdraw):
+    """Attack withdraw(table, withdrawal_id, amount): each withdrawal of 30 from 100 sent twice at once."""
+    def invariant(table, log):
+        problem = first_exception(log, "withdraw", "'paid', 'already paid' or 'insufficient funds'")
+        if problem:
+            return problem
+        calls = calls_of(log)
+        for call in calls:
+            if call["result"] not in WITHDRAWAL_ANSWERS:
+                return f"withdraw returned {call['result']!r}; answer one of {', '.join(WITHDRAWAL_ANSWERS)}"
+        ledger = {item["SK"].removeprefix("WITHDRAWAL#") for item in table.query(
+            KeyConditionExpression=Key("PK").eq(WALLET["PK"]) & Key("SK").begins_with("WITHDRAWAL#"),
+            ConsistentRead=True)["Items"]}
+        answers = {}
+        for call in calls:
+            answers.setdefault(call["args"][1], []).append(call["result"])
+        for withdrawal, heard in sorted(answers.items()):
+            problem = withdrawal_problem(withdrawal, heard, withdrawal in ledger)
+            if problem:
+                return problem
+        balance = wallet_balance(table)
+        if balance != 100 - 30 * len(ledger):
+            return f"balance {balance} after {len(ledger)} recorded withdrawals of 30 from 100"
+        if len(ledger) != min(len(answers), 3):
+            return f"only {len(ledger)} of {len(answers)} withdrawals of 30 were paid from a balance of 100"
+        return None
+
+    return attack("withdraw (idempotent)", withdraw, fresh_wallet,
+                  lambda table, n: [(table, f"w-{i // 2}", 30) for i in range(n)], invariant, sizes=PAIRED_SIZES)
+
+
+def withdrawal_problem(withdrawal, heard, recorded):
+    """What is wrong with the answers one withdrawal id got, given whether the ledger records it."""
+    paid = heard.count("paid")
+    if paid > 1:
+        return f"{withdrawal} was paid {paid} times (its request was sent {len(heard)} times)"
+    if paid and not recorded:
+        return f"{withdrawal} was paid but the ledger has no WITHDRAWAL#{withdrawal} item"
+    if recorded and not paid:
+        return f"the ledger records {withdrawal} but none of its {len(heard)} attempts was told 'paid'"
+    if recorded and "insufficient funds" in heard:
+        return f"{withdrawal} was paid, yet its retry was told 'insufficient funds' instead of 'already paid'"
+    if not recorded and set(heard) != {"insufficient funds"}:
+        return f"{withdrawal} was not paid, yet an attempt was told {sorted(set(heard))}"
+    return None

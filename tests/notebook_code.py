@@ -1,0 +1,21 @@
+"""Test support: take functions straight from a notebook's code cells, so tests check what learners see."""
+import ast
+import json
+from pathlib import Path
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def notebook_functions(notebook, *names):
+    """The named functions exactly as the notebook's code cells define them (with the cells' imports)."""
+    path = NOTEBOOKS / notebook
+    namespace = {}
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "code":
+            body = [node for node in ast.parse("".join(cell["source"])).body
+                    if isinstance(node, (ast.Import, ast.ImportFrom))
+                    or (isinstance(node, ast.FunctionDef) and node.name in names)]
+            exec(compile(ast.Module(body=body, type_ignores=[]), path.name, "exec"), namespace)
+    missing = [name for name in names if name not in namespace]
+    assert not missing, f"{notebook} no longer defines {missing}"
+    return [namespace[name] for name in names]
