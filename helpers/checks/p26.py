@@ -1,0 +1,100 @@
+"""Checkers for notebook 26 (unique constraints on non-key attributes)."""
+from boto3.dynamodb.conditions import Attr
+
+from ..tables import fresh_table
+from . import attack
+
+TABLE = "p26-unique-constraints"
+CONTESTED = "neo@example.com"
+SPELLINGS = ("neo@example.com", "Neo@Example.com", "NEO@EXAMPLE.COM")
+
+
+def profile_key(user_id):
+    """The key of a user's profile item."""
+    return {"PK": f"USER#{user_id}", "SK": "PROFILE"}
+
+
+def sentinel_key(email):
+    """The key of the sentinel item that reserves an email address (case-folded)."""
+    return {"PK": f"EMAIL#{email.lower()}", "SK": "EMAIL"}
+
+
+def raised(log):
+    """The first error a call raised, as a message, or None."""
+    errors = log["error"].dropna()
+    return f"a call raised {errors.iloc[0]!r}" if len(errors) else None
+
+
+def winners(log):
+    """The user ids whose call returned True."""
+    return [args[1] for args, result in zip(log["args"], log["result"]) if result is True]
+
+
+def table_problem(table):
+    """What breaks 'one profile per address, one sentinel per profile, each naming the other', or None."""
+    profiles = table.scan(FilterExpression=Attr("SK").eq("PROFILE"), ConsistentRead=True)["Items"]
+    sentinels = table.scan(FilterExpression=Attr("SK").eq("EMAIL"), ConsistentRead=True)["Items"]
+    owners = {}
+    for profile in profiles:
+        address = profile["email"].lower()
+        if address in owners:
+            return f"{owners[address]} and {profile['PK']} both have the address {address}"
+        owners[address] = profile["PK"]
+    for sentinel in sentinels:
+        address = sentinel["PK"].removeprefix("EMAIL#")
+        if owners.get(address) != f"USER#{sentinel.get('user_id')}":
+            return (f"the sentinel {sentinel['PK']} names user {sentinel.get('user_id')!r}, "
+                    "whose profile does not have that address")
+    if len(sentinels) != len(owners):
+        return f"{len(owners)} addresses are in use but {len(sentinels)} sentinels exist"
+    return None
+
+
+def check_sign_up_user(sign_up_user):
+    """Attack sign_up_user(table, user_id, email): many users claim one address, in several spellings, at once."""
+    def calls(table, n):
+        return [(table, f"u{i}", SPELLINGS[i % len(SPELLINGS)]) for i in range(n)]
+
+    def invariant(table, log):
+        if raised(log):
+            return raised(log)
+        won = winners(log)
+        if len(won) != 1:
+            return f"{len(won)} users were told they got {CONTESTED} ({', '.join(won) or 'nobody'})"
+        sentinel = table.get_item(Key=sentinel_key(CONTESTED), ConsistentRead=True).get("Item", {})
+        if sentinel.get("user_id") != won[0]:
+            return f"{won[0]} won, but the sentinel {sentinel_key(CONTESTED)['PK']} names {sentinel.get('user_id')!r}"
+        return table_problem(table)
+
+    return attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), calls, invariant)
+
+
+def fresh_users(n=50):
+    """n users u0..u(n-1), each with the address u<i>@example.com and its sentinel."""
+    table = fresh_table(TABLE)
+    with table.batch_writer() as batch:
+        for i in range(n):
+            batch.put_item(Item={**profile_key(f"u{i}"), "email": f"u{i}@example.com"})
+            batch.put_item(Item={**sentinel_key(f"u{i}@example.com"), "user_id": f"u{i}"})
+    return table
+
+
+def check_change_user_email(change_user_email):
+    """Attack change_user_email(table, user_id, new_email): many users move to one address at once."""
+    def calls(table, n):
+        return [(table, f"u{i}", SPELLINGS[i % len(SPELLINGS)]) for i in range(n)]
+
+    def invariant(table, log):
+        if raised(log):
+            return raised(log)
+        won = winners(log)
+        if len(won) != 1:
+            return f"{len(won)} users were told they moved to {CONTESTED} ({', '.join(won) or 'nobody'})"
+        for _, user_id, _ in log["args"]:
+            email = table.get_item(Key=profile_key(user_id), ConsistentRead=True)["Item"]["email"].lower()
+            kept = f"{user_id}@example.com"
+            if email != (CONTESTED if user_id == won[0] else kept):
+                return f"{user_id} has the address {email} after {'winning' if user_id == won[0] else 'losing'}"
+        return table_problem(table)
+
+    return attack("change_user_email", change_user_email, fresh_users, calls, invariant)

@@ -1,0 +1,134 @@
+"""The notebook 25 checkers pass all-or-nothing transactions and catch the half-done and double-counted ones."""
+import pytest
+from botocore.exceptions import ClientError
+
+from helpers.checks.p25 import PROFILE, STOCK, account_key, check_place_order_once, check_transfer, order_key
+
+pytestmark = pytest.mark.stress
+
+
+def cancelled_reasons(error):
+    """The per-action reason codes of a cancelled transaction; re-raise anything else."""
+    if error.response["Error"]["Code"] != "TransactionCanceledException":
+        raise error
+    return [reason["Code"] for reason in error.response["CancellationReasons"]]
+
+
+def transfer(table, source, target, amount):
+    """A correct transfer: guarded debit and credit in one transaction."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=[
+            {"Update": {"TableName": table.name, "Key": account_key(source),
+                        "UpdateExpression": "SET balance = balance - :a", "ConditionExpression": "balance >= :a",
+                        "ExpressionAttributeValues": {":a": amount}}},
+            {"Update": {"TableName": table.name, "Key": account_key(target),
+                        "UpdateExpression": "SET balance = balance + :a", "ConditionExpression": "#s = :open",
+                        "ExpressionAttributeNames": {"#s": "status"},
+                        "ExpressionAttributeValues": {":a": amount, ":open": "open"}}},
+        ])
+        return True
+    except ClientError as error:
+        cancelled_reasons(error)
+        return False
+
+
+def transfer_checked_in_code(table, source, target, amount):
+    """Broken: checks the balance in code, then writes twice unguarded."""
+    if table.get_item(Key=account_key(source))["Item"]["balance"] < amount:
+        return False
+    table.update_item(Key=account_key(source), UpdateExpression="SET balance = balance - :a",
+                      ExpressionAttributeValues={":a": amount})
+    table.update_item(Key=account_key(target), UpdateExpression="SET balance = balance + :a",
+                      ExpressionAttributeValues={":a": amount})
+    return True
+
+
+def transfer_in_two_guarded_writes(table, source, target, amount):
+    """Broken: two guarded writes; a refused credit leaves the debit in place."""
+    try:
+        table.update_item(Key=account_key(source), UpdateExpression="SET balance = balance - :a",
+                          ConditionExpression="balance >= :a", ExpressionAttributeValues={":a": amount})
+        table.update_item(Key=account_key(target), UpdateExpression="SET balance = balance + :a",
+                          ConditionExpression="#s = :open", ExpressionAttributeNames={"#s": "status"},
+                          ExpressionAttributeValues={":a": amount, ":open": "open"})
+        return True
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+
+
+def order_actions(table, order_id, qty, guard_order=True):
+    """The three actions of placing an order (the order Put guarded unless told otherwise)."""
+    put = {"TableName": table.name, "Item": {**order_key(order_id), "qty": qty}}
+    if guard_order:
+        put["ConditionExpression"] = "attribute_not_exists(PK)"
+    return [
+        {"Put": put},
+        {"Update": {"TableName": table.name, "Key": STOCK, "UpdateExpression": "SET stock = stock - :q",
+                    "ConditionExpression": "stock >= :q", "ExpressionAttributeValues": {":q": qty}}},
+        {"Update": {"TableName": table.name, "Key": PROFILE, "UpdateExpression": "ADD orderCount :one",
+                    "ExpressionAttributeValues": {":one": 1}}},
+    ]
+
+
+def place_order(table, order_id, qty):
+    """A correct order: a guarded order Put, and 'already placed' read from the reasons."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=order_actions(table, order_id, qty))
+        return True
+    except ClientError as error:
+        return cancelled_reasons(error)[0] == "ConditionalCheckFailed"
+
+
+def place_order_without_guard(table, order_id, qty):
+    """Broken: the order Put has no condition, so a duplicate takes stock again."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=order_actions(table, order_id, qty, guard_order=False))
+        return True
+    except ClientError as error:
+        cancelled_reasons(error)
+        return False
+
+
+def place_order_refusing_duplicates(table, order_id, qty):
+    """Broken: reports a duplicate of a placed order as a failure."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=order_actions(table, order_id, qty))
+        return True
+    except ClientError as error:
+        cancelled_reasons(error)
+        return False
+
+
+def test_a_transactional_transfer_passes(lab):
+    report = check_transfer(transfer)
+    assert report.passed, report.message
+
+
+def test_checking_the_balance_in_code_is_caught(lab, run):
+    report = check_transfer(transfer_checked_in_code)
+    assert not report.passed
+
+
+def test_two_guarded_writes_lose_money_when_the_second_is_refused(lab):
+    report = check_transfer(transfer_in_two_guarded_writes)
+    assert not report.passed
+    assert "money was lost or created" in report.message
+
+
+def test_an_order_transaction_that_reads_the_reasons_passes(lab):
+    report = check_place_order_once(place_order)
+    assert report.passed, report.message
+
+
+def test_an_unguarded_order_put_takes_stock_twice(lab, run):
+    report = check_place_order_once(place_order_without_guard)
+    assert not report.passed
+    assert "stock is" in report.message
+
+
+def test_a_duplicate_reported_as_failed_is_caught(lab):
+    report = check_place_order_once(place_order_refusing_duplicates)
+    assert not report.passed
+    assert "but the order exists" in report.message

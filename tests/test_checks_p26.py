@@ -1,0 +1,100 @@
+"""The notebook 26 checkers pass sentinel transactions and catch check-then-write and case-sensitive sentinels."""
+import pytest
+from boto3.dynamodb.conditions import Attr
+from botocore.exceptions import ClientError
+
+from helpers.checks.p26 import check_change_user_email, check_sign_up_user, profile_key, sentinel_key
+
+pytestmark = pytest.mark.stress
+
+
+def refused(error):
+    """True for a cancelled transaction; anything else is re-raised."""
+    if error.response["Error"]["Code"] != "TransactionCanceledException":
+        raise error
+    return True
+
+
+def sign_up(table, user_id, email, fold_case=True):
+    """A correct sign-up: profile and case-folded sentinel in one transaction."""
+    sentinel = sentinel_key(email) if fold_case else {"PK": f"EMAIL#{email}", "SK": "EMAIL"}
+    try:
+        table.meta.client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": table.name, "Item": {**profile_key(user_id), "email": email},
+                     "ConditionExpression": "attribute_not_exists(PK)"}},
+            {"Put": {"TableName": table.name, "Item": {**sentinel, "user_id": user_id},
+                     "ConditionExpression": "attribute_not_exists(PK)"}},
+        ])
+        return True
+    except ClientError as error:
+        return not refused(error)
+
+
+def sign_up_keeping_case(table, user_id, email):
+    """Broken: the sentinel key keeps the case, so spellings do not collide."""
+    return sign_up(table, user_id, email, fold_case=False)
+
+
+def sign_up_after_a_scan(table, user_id, email):
+    """Broken: scans for the address first, then writes."""
+    taken = table.scan(FilterExpression=Attr("email").eq(email.lower()) | Attr("email").eq(email))["Items"]
+    if taken:
+        return False
+    table.put_item(Item={**profile_key(user_id), "email": email})
+    table.put_item(Item={**sentinel_key(email), "user_id": user_id})
+    return True
+
+
+def change_email(table, user_id, new_email):
+    """A correct change: guarded release, reservation and profile update in one transaction."""
+    old_email = table.get_item(Key=profile_key(user_id), ConsistentRead=True)["Item"]["email"]
+    try:
+        table.meta.client.transact_write_items(TransactItems=[
+            {"Delete": {"TableName": table.name, "Key": sentinel_key(old_email),
+                        "ConditionExpression": "user_id = :me", "ExpressionAttributeValues": {":me": user_id}}},
+            {"Put": {"TableName": table.name, "Item": {**sentinel_key(new_email), "user_id": user_id},
+                     "ConditionExpression": "attribute_not_exists(PK)"}},
+            {"Update": {"TableName": table.name, "Key": profile_key(user_id), "UpdateExpression": "SET email = :new",
+                        "ConditionExpression": "email = :old",
+                        "ExpressionAttributeValues": {":new": new_email, ":old": old_email}}},
+        ])
+        return True
+    except ClientError as error:
+        return not refused(error)
+
+
+def change_email_in_steps(table, user_id, new_email):
+    """Broken: reserves the new address but never releases the old one."""
+    try:
+        table.put_item(Item={**sentinel_key(new_email), "user_id": user_id},
+                       ConditionExpression="attribute_not_exists(PK)")
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+    table.update_item(Key=profile_key(user_id), UpdateExpression="SET email = :new",
+                      ExpressionAttributeValues={":new": new_email})
+    return True
+
+
+def test_a_sentinel_transaction_passes_both_checkers(lab):
+    signed_up, changed = check_sign_up_user(sign_up), check_change_user_email(change_email)
+    assert signed_up.passed, signed_up.message
+    assert changed.passed, changed.message
+
+
+def test_checking_with_a_scan_first_lets_several_users_win(lab, run):
+    report = check_sign_up_user(sign_up_after_a_scan)
+    assert not report.passed
+    assert "users were told they got" in report.message
+
+
+def test_a_sentinel_without_case_folding_is_caught(lab):
+    report = check_sign_up_user(sign_up_keeping_case)
+    assert not report.passed
+
+
+def test_a_change_that_forgets_the_old_sentinel_leaves_an_orphan(lab):
+    report = check_change_user_email(change_email_in_steps)
+    assert not report.passed
+    assert "sentinel" in report.message
