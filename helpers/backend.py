@@ -15,6 +15,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError
 
 from . import trace
+from .knobs import knob_note
 
 ENDPOINT_VARIABLE = "AWS_ENDPOINT_URL_DYNAMODB"
 AWS_OPT_IN_VARIABLE = "DYNAMODB_LAB_USE_AWS"
@@ -44,14 +45,14 @@ class Lab:
 
     @property
     def banner(self):
-        """One line saying which backend is in use."""
+        """One line saying which backend is in use, and which teaching knobs are on."""
         return {
             "embedded": f"Backend: embedded lab server at {self.endpoint} (moto engine, one request at a time, "
                         "started for this kernel)",
             "local": f"Backend: DynamoDB Local at {self.endpoint} (from {ENDPOINT_VARIABLE})",
             "aws": f"Backend: real Amazon DynamoDB in {self.client.meta.region_name} (opted in with "
                    f"{AWS_OPT_IN_VARIABLE}=1; requests are billed to your account)",
-        }[self.kind]
+        }[self.kind] + knob_note(self)
 
 
 _lab = None

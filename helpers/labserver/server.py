@@ -1,8 +1,13 @@
-"""The embedded lab server: moto's DynamoDB engine behind a real HTTP server, one request at a time."""
+"""The embedded lab server: moto's DynamoDB engine behind a real HTTP server, one request at a time.
+
+Besides DynamoDB's protocol (POST /), it answers GET, POST and DELETE on /lab/knobs: the teaching knobs
+(helpers/labserver/knobs.py), which DynamoDB's protocol never uses.
+"""
 import json
 import os
 import threading
 import zlib
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 os.environ.setdefault("MOTO_ALLOW_NONEXISTENT_REGION", "true")
@@ -11,8 +16,11 @@ from moto.core.request import Request  # noqa: E402  (moto reads the variable ab
 from moto.dynamodb.responses import DynamoHandler  # noqa: E402
 
 from . import fidelity  # noqa: E402
+from .knobs import Knobs, KnobError, knob_values  # noqa: E402
 
 JSON_TYPE = "application/x-amz-json-1.0"
+LAB_PREFIX = "/lab/"
+KNOBS_PATH = "/lab/knobs"
 
 
 class Engine:
@@ -20,25 +28,47 @@ class Engine:
 
     def __init__(self):
         self.lock = threading.Lock()
+        self.knobs = Knobs()
 
     def handle(self, url, headers, body):
-        """Apply one request under the engine lock and return (status, headers, body bytes)."""
+        """Apply one request alone; return (status, headers, body bytes), or None when its response is lost."""
         target = headers.get("X-Amz-Target", "").rpartition(".")[2]
         params = json.loads(body or b"{}")
+        knobs = self.knobs
+        if not knobs.on:
+            with self.lock:
+                return self.apply(url, headers, body, target, params)
+        knobs.wait()
         with self.lock:
-            answered = fidelity.before(target, params)
-            if answered is not None:
-                status, payload = answered
-                return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
-            request = Request.from_primitives("POST", url, headers, body)
-            try:
-                status, out_headers, payload = DynamoHandler.dispatch(request)
-            except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
-                status, payload = fidelity.error("InternalServerError", f"{type(error).__name__}: {error}", 500)
-                return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
-            if isinstance(payload, str):
-                payload = payload.encode()
-            payload = fidelity.after(target, params, int(status), payload)
+            return knobs.around(target, params, body, lambda: self.apply(url, headers, body, target, params))
+
+    def knob_request(self, method, body):
+        """GET, POST (set some knobs) or DELETE (all off) on /lab/knobs: (status, JSON answer)."""
+        with self.lock:
+            if method == "POST":
+                try:
+                    self.knobs.update(knob_values(body))
+                except KnobError as error:
+                    return HTTPStatus.BAD_REQUEST, {"message": str(error), "knobs": self.knobs.state()}
+            elif method == "DELETE":
+                self.knobs.update({"latency": None, "gsi_lag": None, "lose_response": None})
+            return HTTPStatus.OK, {"knobs": self.knobs.state(), "description": self.knobs.describe()}
+
+    def apply(self, url, headers, body, target, params):
+        """Apply one request with moto (the caller holds the engine lock): (status, headers, body bytes)."""
+        answered = fidelity.before(target, params)
+        if answered is not None:
+            status, payload = answered
+            return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
+        request = Request.from_primitives("POST", url, headers, body)
+        try:
+            status, out_headers, payload = DynamoHandler.dispatch(request)
+        except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
+            status, payload = fidelity.error("InternalServerError", f"{type(error).__name__}: {error}", 500)
+            return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
+        if isinstance(payload, str):
+            payload = payload.encode()
+        payload = fidelity.after(target, params, int(status), payload)
         return respond(int(status), out_headers, payload)
 
 
@@ -56,10 +86,35 @@ class Handler(BaseHTTPRequestHandler):
     engine: Engine
 
     def do_POST(self):
-        """Read one DynamoDB request and write the engine's answer."""
+        """Read one DynamoDB request and write the engine's answer (or drop it, if the knob says so)."""
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.startswith(LAB_PREFIX):
+            return self.answer_lab(body)
         url = f"http://{self.headers.get('Host', 'localhost')}{self.path}"
-        status, headers, payload = self.engine.handle(url, dict(self.headers.items()), body)
+        answer = self.engine.handle(url, dict(self.headers.items()), body)
+        if answer is None:
+            self.close_connection = True
+            return
+        self.write(*answer)
+
+    def do_GET(self):
+        """Only /lab/knobs answers GET; DynamoDB's protocol is POST only."""
+        if not self.path.startswith(LAB_PREFIX):
+            return self.send_error(HTTPStatus.NOT_IMPLEMENTED, f"Unsupported method ({self.command!r})")
+        self.answer_lab(b"")
+
+    do_DELETE = do_GET
+
+    def answer_lab(self, body):
+        """The lab's own endpoints, as JSON."""
+        if self.path != KNOBS_PATH:
+            status, answer = HTTPStatus.NOT_FOUND, {"message": f"No {self.path} here; the lab's path is {KNOBS_PATH}"}
+        else:
+            status, answer = self.engine.knob_request(self.command, body)
+        self.write(status, {"Content-Type": "application/json"}, json.dumps(answer).encode())
+
+    def write(self, status, headers, payload):
+        """Send one complete response."""
         self.send_response(status)
         for name, value in headers.items():
             if name.lower() not in ("status", "content-length", "server", "date"):

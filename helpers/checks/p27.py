@@ -1,0 +1,90 @@
+"""Checkers for notebook 27 (idempotency keys)."""
+import itertools
+import threading
+from contextlib import nullcontext
+
+from ..backend import connect
+from ..knobs import knobs, set_knobs
+from ..tables import fresh_table
+from ..trace import plain
+from . import TRIES, attack, run_at_once
+
+TABLE = "p27-idempotency-keys"
+LEDGER = {"PK": "ACCOUNT#alice", "SK": "LEDGER"}
+AMOUNT = 50
+
+
+class Card:
+    """A fake payment provider that counts its charges (safe to call from many threads)."""
+
+    def __init__(self):
+        self.charges = []
+        self.lock = threading.Lock()
+
+    def __call__(self, amount):
+        with self.lock:
+            self.charges.append(amount)
+            return {"chargeId": f"ch_{len(self.charges)}", "amount": amount}
+
+
+def first_error(log):
+    """The first error a run raised, or None."""
+    errors = log["error"].dropna()
+    return errors.iloc[0] if len(errors) else None
+
+
+def check_charge_once(charge_once):
+    """Attack charge_once(table, request_id, amount): copies of one request at once (on the lab server, the
+    first copy's response lost in the first run of each size); the ledger must hold the charge once."""
+    if not callable(charge_once):
+        raise TypeError(f"Pass your function itself (e.g. charge_once), not {charge_once!r}.")
+    lab = connect(quiet=True)
+    losing = lab.kind == "embedded"
+    runs = itertools.count()
+
+    def setup():
+        table = fresh_table(TABLE)
+        table.put_item(Item={**LEDGER, "charges": [], "total": 0})
+        if losing and next(runs) % TRIES == 0:
+            set_knobs(lab, quiet=True, lose_response="UpdateItem")
+        return table
+
+    def invariant(table, log):
+        error = first_error(log)
+        if error:
+            return f"charge_once raised {error!r}; a duplicate must be answered, not raised"
+        ledger = plain(table.get_item(Key=LEDGER, ConsistentRead=True)["Item"])
+        if ledger["charges"] != [AMOUNT] or ledger["total"] != AMOUNT:
+            return f"one request of {AMOUNT} left charges {ledger['charges']} (total {ledger['total']})"
+        return None
+
+    with knobs(lab, quiet=True) if losing else nullcontext():
+        return attack("charge_once", charge_once, setup,
+                      lambda table, n: [(table, "req-1", AMOUNT)] * n, invariant)
+
+
+def check_handle(handle):
+    """Attack handle(table, request_id, amount, charge_card): copies of one request at once; the card is
+    charged once, every answer is that charge, only RuntimeError ("retry later") may be raised."""
+    def setup():
+        return fresh_table(TABLE), Card()
+
+    def invariant(state, log):
+        table, card = state
+        if len(card.charges) != 1:
+            return f"the card was charged {len(card.charges)} times for one request"
+        charge = {"chargeId": "ch_1", "amount": AMOUNT}
+        raised = [e for e in log["error"].dropna() if not e.startswith("RuntimeError")]
+        if raised:
+            return f"handle raised {raised[0]!r}; only RuntimeError ('retry later') may be raised"
+        answers = [plain(r) for r, e in zip(log["result"], log["error"]) if e is None]
+        if any(answer != charge for answer in answers):
+            wrong = next(answer for answer in answers if answer != charge)
+            return f"a caller was answered {wrong!r}, not the charge {charge!r}"
+        retry = run_at_once(handle, [(table, "req-1", AMOUNT, card)])
+        result, error = next(zip(retry["result"], retry["error"]))
+        if error or plain(result) != charge or len(card.charges) != 1:
+            return f"a retry after the first call finished got {error or plain(result)!r}, not the stored {charge!r}"
+        return None
+
+    return attack("handle", handle, setup, lambda state, n: [(state[0], "req-1", AMOUNT, state[1])] * n, invariant)

@@ -1,0 +1,113 @@
+"""Teaching knobs of the lab server, from a notebook: `set_knobs(lab, gsi_lag=0.5)` or `with knobs(lab, ...):`.
+
+latency=0.05           every request waits 50 ms first (a number, or a [low, high] range for a random wait)
+gsi_lag=0.5            Query/Scan on a GSI sees base-table writes 0.5 s late (or a [low, high] range per write)
+lose_response="PutItem" the next PutItem is applied, then its response is lost, so the SDK retries it
+                        (lose_count=N: the next N; lose_matching="text": only requests whose body contains it)
+0 or None turns a knob off. Only the lab server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable,
+so notebooks check `lab.kind == "embedded"` first.
+"""
+import json
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+
+from .trace import TRACER
+
+PATH = "/lab/knobs"
+
+
+class KnobsUnavailable(RuntimeError):
+    """The backend has no teaching knobs (DynamoDB Local, real DynamoDB)."""
+
+
+def set_knobs(lab, quiet=False, **values):
+    """Set the named knobs (the others stay as they are), print the banner, return all knobs' values."""
+    knob_values = call(lab, "POST", values)["knobs"]
+    if not quiet:
+        announce(lab)
+    return knob_values
+
+
+def reset_knobs(lab, quiet=False):
+    """Turn every knob off: the lab server is faithful to DynamoDB again."""
+    knob_values = call(lab, "DELETE")["knobs"]
+    if not quiet:
+        announce(lab)
+    return knob_values
+
+
+def get_knobs(lab):
+    """Every knob's value, and `responses_lost`: how many responses the server has dropped so far."""
+    return call(lab, "GET")["knobs"]
+
+
+@contextmanager
+def knobs(lab, quiet=False, **values):
+    """Knobs on for the `with` block only; afterwards they are as before, even if the block failed."""
+    before = get_knobs(lab)
+    knob_values = set_knobs(lab, quiet=quiet, **values)
+    try:
+        yield knob_values
+    finally:
+        restore = {name: before[name] for name in ("latency", "gsi_lag", "lose_response")}
+        if before["lose_response"]:
+            restore.update(lose_count=before["lose_count"], lose_matching=before["lose_matching"])
+        call(lab, "POST", restore)
+
+
+def knob_note(lab):
+    """'; teaching knobs on: ...' for the backend banner while any knob is on, else ''."""
+    if lab.kind != "embedded":
+        return ""
+    try:
+        description = call(lab, "GET")["description"]
+    except KnobsUnavailable:
+        return ""
+    return f"; teaching knobs on: {description}" if description else ""
+
+
+def announce(lab):
+    """Print the banner after any open transcript block, so it lands where the knob was turned."""
+    with TRACER.lock:
+        TRACER.flush()
+        print(lab.banner)
+
+
+def call(lab, method, values=None):
+    """One request to the lab server's /lab/knobs; a refused setting raises ValueError with the server's reason."""
+    if lab.kind == "aws":
+        raise KnobsUnavailable(unavailable(lab))
+    data = None if values is None else json.dumps(values).encode()
+    request = urllib.request.Request(lab.endpoint.rstrip("/") + PATH, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            reply = json.load(answer)
+    except urllib.error.HTTPError as error:
+        reply = parsed(error.read())
+        if "knobs" in reply:
+            raise ValueError(reply["message"]) from None
+        raise KnobsUnavailable(unavailable(lab)) from None
+    except (urllib.error.URLError, OSError, ValueError):
+        raise KnobsUnavailable(unavailable(lab)) from None
+    if not isinstance(reply, dict) or "knobs" not in reply:
+        raise KnobsUnavailable(unavailable(lab))
+    return reply
+
+
+def parsed(body):
+    """A JSON object from a response body, or {} if it is not one."""
+    try:
+        reply = json.loads(body)
+    except ValueError:
+        return {}
+    return reply if isinstance(reply, dict) else {}
+
+
+def unavailable(lab):
+    """Why there are no knobs here, and what to do about it."""
+    where = "real Amazon DynamoDB" if lab.kind == "aws" else f"DynamoDB Local at {lab.endpoint}"
+    return (f"The teaching knobs exist only on the lab's own server, and this kernel uses {where}. To use them, "
+            "unset AWS_ENDPOINT_URL_DYNAMODB (and DYNAMODB_LAB_USE_AWS) and restart the kernel; the notebooks' "
+            "knob cells check lab.kind == 'embedded' and say how they adapt.")

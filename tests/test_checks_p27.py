@@ -1,0 +1,120 @@
+"""The notebook 27 checkers pass correct solutions and catch the broken ones learners write."""
+import pytest
+from botocore.exceptions import ClientError
+
+from helpers.checks.p27 import check_charge_once, check_handle
+from helpers.knobs import get_knobs
+
+LEDGER = {"PK": "ACCOUNT#alice", "SK": "LEDGER"}
+
+
+def refused(error):
+    """True for a failed condition."""
+    return error.response["Error"]["Code"] == "ConditionalCheckFailedException"
+
+
+def charge_with_key(table, request_id, amount):
+    try:
+        table.update_item(Key=LEDGER, UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a "
+                                                       "ADD requestIds :ids",
+                          ConditionExpression="NOT contains(requestIds, :id)", ExpressionAttributeNames={"#t": "total"},
+                          ExpressionAttributeValues={":c": [amount], ":a": amount, ":ids": {request_id}, ":id": request_id})
+    except ClientError as error:
+        if not refused(error):
+            raise
+
+
+def charge_without_key(table, request_id, amount):
+    table.update_item(Key=LEDGER, UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a",
+                      ExpressionAttributeNames={"#t": "total"}, ExpressionAttributeValues={":c": [amount], ":a": amount})
+
+
+def charge_that_raises_on_duplicates(table, request_id, amount):
+    table.update_item(Key=LEDGER, UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a "
+                                                   "ADD requestIds :ids",
+                      ConditionExpression="NOT contains(requestIds, :id)", ExpressionAttributeNames={"#t": "total"},
+                      ExpressionAttributeValues={":c": [amount], ":a": amount, ":ids": {request_id}, ":id": request_id})
+
+
+def test_a_charge_carrying_its_key_passes_and_leaves_the_knob_off(lab):
+    report = check_charge_once(charge_with_key)
+    assert report.passed, report.message
+    if lab.kind == "embedded":
+        assert get_knobs(lab)["lose_response"] is None
+
+
+def test_an_unconditional_charge_is_caught_charging_twice():
+    report = check_charge_once(charge_without_key)
+    assert not report.passed
+    assert report.message.startswith("one request of 50 left charges [50, 50")
+    assert report.message.endswith("(with 2 concurrent calls)")
+
+
+def test_a_charge_that_raises_for_a_duplicate_is_caught():
+    report = check_charge_once(charge_that_raises_on_duplicates)
+    assert not report.passed
+    assert "charge_once raised 'ConditionalCheckFailedException'" in report.message
+
+
+def claim_then_charge(table, request_id, amount, charge_card, in_progress=RuntimeError):
+    """The reference handler; `in_progress` is what it raises while another copy works."""
+    key = {"PK": f"IDEMPOTENCY#{request_id}", "SK": "RECORD"}
+    try:
+        table.put_item(Item={**key, "status": "IN_PROGRESS"}, ConditionExpression="attribute_not_exists(PK)")
+    except ClientError as error:
+        if not refused(error):
+            raise
+        record = table.get_item(Key=key, ConsistentRead=True)["Item"]
+        if record["status"] == "COMPLETED":
+            return record["response"]
+        raise in_progress("request already in progress - retry later")
+    response = charge_card(amount)
+    table.update_item(Key=key, UpdateExpression="SET #s = :done, #r = :r",
+                      ExpressionAttributeNames={"#s": "status", "#r": "response"},
+                      ExpressionAttributeValues={":done": "COMPLETED", ":r": response})
+    return response
+
+
+def test_the_reference_handler_passes():
+    report = check_handle(claim_then_charge)
+    assert report.passed, report.message
+
+
+def test_check_then_write_is_caught_charging_twice():
+    def check_then_write(table, request_id, amount, charge_card):
+        key = {"PK": f"IDEMPOTENCY#{request_id}", "SK": "RECORD"}
+        record = table.get_item(Key=key, ConsistentRead=True).get("Item")
+        if record:
+            return record["response"]
+        response = charge_card(amount)
+        table.put_item(Item={**key, "response": response})
+        return response
+
+    report = check_handle(check_then_write)
+    assert not report.passed
+    assert report.message.startswith("the card was charged ")
+
+
+def test_a_handler_raising_something_else_than_retry_later_is_caught():
+    report = check_handle(lambda *args: claim_then_charge(*args, in_progress=ValueError))
+    assert not report.passed
+    assert "only RuntimeError ('retry later') may be raised" in report.message
+
+
+def test_a_handler_that_forgets_the_response_is_caught():
+    def never_completes(table, request_id, amount, charge_card):
+        key = {"PK": f"IDEMPOTENCY#{request_id}", "SK": "RECORD"}
+        try:
+            table.put_item(Item={**key, "status": "IN_PROGRESS"}, ConditionExpression="attribute_not_exists(PK)")
+        except ClientError:
+            raise RuntimeError("request already in progress - retry later") from None
+        return charge_card(amount)
+
+    report = check_handle(never_completes)
+    assert not report.passed
+    assert report.message.startswith("a retry after the first call finished got 'RuntimeError")
+
+
+def test_passing_something_else_than_a_function_says_what_to_pass():
+    with pytest.raises(TypeError, match="Pass your function itself"):
+        check_charge_once("charge_once")

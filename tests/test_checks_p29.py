@@ -1,0 +1,95 @@
+"""The notebook 29 checkers pass correct solutions and catch the broken ones learners write."""
+from botocore.exceptions import ClientError
+
+from helpers.checks.p29 import check_acquire, check_write_fenced
+
+
+def refused(error):
+    """True for a failed condition."""
+    return error.response["Error"]["Code"] == "ConditionalCheckFailedException"
+
+
+def acquire_with_condition(table, name, owner, now, lease=2, condition="attribute_not_exists(PK) OR expiresAt < :now"):
+    try:
+        table.put_item(Item={"PK": f"LOCK#{name}", "SK": "LOCK", "owner": owner, "expiresAt": now + lease},
+                       ConditionExpression=condition, ExpressionAttributeValues={":now": now})
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def acquire_after_reading(table, name, owner, now, lease=2):
+    key = {"PK": f"LOCK#{name}", "SK": "LOCK"}
+    current = table.get_item(Key=key, ConsistentRead=True).get("Item")
+    if current and current["expiresAt"] >= now:
+        return False
+    table.put_item(Item={**key, "owner": owner, "expiresAt": now + lease})
+    return True
+
+
+def write_if_newer(table, token, text):
+    try:
+        table.put_item(Item={"PK": "REPORT#invoice-run", "SK": "REPORT", "fence": token, "text": text},
+                       ConditionExpression="attribute_not_exists(fence) OR fence <= :token",
+                       ExpressionAttributeValues={":token": token})
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def test_a_conditional_acquire_passes():
+    report = check_acquire(acquire_with_condition)
+    assert report.passed, report.message
+
+
+def test_read_then_write_is_caught_granting_the_lock_twice():
+    report = check_acquire(acquire_after_reading)
+    assert not report.passed
+    assert "workers were told they hold the lock at now=1000" in report.message
+
+
+def test_an_acquire_that_forgets_the_lease_is_caught_taking_a_held_lock():
+    report = check_acquire(lambda table, name, owner, now: acquire_with_condition(table, name, owner, now, lease=0))
+    assert not report.passed
+    assert report.message == "1 of 2 workers took the lock at now=1001 while its lease ran to 1002 (with 2 concurrent calls)"
+
+
+def test_an_acquire_that_never_expires_is_caught_at_the_takeover():
+    report = check_acquire(lambda *args: acquire_with_condition(*args, condition="attribute_not_exists(PK)"))
+    assert not report.passed
+    assert "at now=1003 (the lease had run out at 1002)" in report.message
+
+
+def test_a_token_checked_write_passes():
+    report = check_write_fenced(write_if_newer)
+    assert report.passed, report.message
+
+
+def test_an_unfenced_write_is_caught_by_the_late_stale_write():
+    def last_writer_wins(table, token, text):
+        table.put_item(Item={"PK": "REPORT#invoice-run", "SK": "REPORT", "fence": token, "text": text})
+        return True
+
+    report = check_write_fenced(last_writer_wins)
+    assert not report.passed
+    assert report.message in (
+        "after tokens 1 to 2 the report holds token 1 ('report 1') (with 2 concurrent calls)",
+        "a late write with token 1 after token 2 was answered True and left 'late report 1' (with 2 concurrent calls)")
+
+
+def test_a_write_that_raises_when_refused_is_caught():
+    def raises(table, token, text):
+        table.put_item(Item={"PK": "REPORT#invoice-run", "SK": "REPORT", "fence": token, "text": text},
+                       ConditionExpression="attribute_not_exists(fence) OR fence <= :token",
+                       ExpressionAttributeValues={":token": token})
+        return True
+
+    report = check_write_fenced(raises)
+    assert not report.passed
+    assert report.message.split(" (with")[0] in (
+        "write_fenced raised 'ConditionalCheckFailedException' instead of returning False",
+        "a late write with token 1 after token 2 was answered 'ConditionalCheckFailedException' and left 'report 2'")
