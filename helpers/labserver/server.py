@@ -13,9 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 os.environ.setdefault("MOTO_ALLOW_NONEXISTENT_REGION", "true")
 
 from moto.core.request import Request  # noqa: E402  (moto reads the variable above at import)
-from moto.dynamodb.responses import DynamoHandler  # noqa: E402
 
 from . import fidelity  # noqa: E402
+from .handler import FastDynamoHandler  # noqa: E402
 from .knobs import Knobs, KnobError, knob_values  # noqa: E402
 
 JSON_TYPE = "application/x-amz-json-1.0"
@@ -62,7 +62,7 @@ class Engine:
             return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
         request = Request.from_primitives("POST", url, headers, body)
         try:
-            status, out_headers, payload = DynamoHandler.dispatch(request)
+            status, out_headers, payload = FastDynamoHandler.dispatch(request)
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
             status, payload = fidelity.error("InternalServerError", f"{type(error).__name__}: {error}", 500)
             return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
@@ -127,9 +127,15 @@ class Handler(BaseHTTPRequestHandler):
         """Stay quiet: a request log would flood notebook cells."""
 
 
+class LabHTTPServer(ThreadingHTTPServer):
+    """A threaded HTTP server whose listen backlog admits 64 clients connecting at once (the default is 5)."""
+
+    request_queue_size = 128
+
+
 def make_server(port=0, host="127.0.0.1"):
     """A threaded HTTP server for a fresh Engine; call serve_forever() on it."""
     handler = type("LabHandler", (Handler,), {"engine": Engine()})
-    server = ThreadingHTTPServer((host, port), handler)
+    server = LabHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server
