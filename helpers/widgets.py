@@ -163,3 +163,14 @@ def race_panel(table=None):
                  threads=slider("threads", low_threads, high_threads, 10),
                  operations=slider("operations", low_ops, high_ops, 50),
                  think_ms=slider("think time between read and write (ms)", low_think, high_think, 0))
+
+
+def wait_visibly(seconds, why):
+    """Sleep for `seconds` behind a progress bar, so a wait never looks like a hang."""
+    bar = widgets.IntProgress(value=0, max=round(seconds * 10), description=why,
+                              style={"description_width": "initial"})
+    display(bar)
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        time.sleep(min(0.1, left))
+        bar.value = bar.max - round(max(left - 0.1, 0) * 10)
