@@ -4,14 +4,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers.checks.p22 import WALLET, check_register, check_spend
-from notebook_code import notebook_functions
+from support import notebook_functions, refused
 
 NOTEBOOK = "22-conditional-writes.ipynb"
-
-
-def refused(error):
-    """True when the write was refused by its condition."""
-    return error.response["Error"]["Code"] == "ConditionalCheckFailedException"
 
 
 def register(table, username, user_id):

@@ -4,13 +4,9 @@ from botocore.exceptions import ClientError
 
 from helpers.checks.p27 import check_charge_once, check_handle
 from helpers.knobs import get_knobs
+from support import refused
 
 LEDGER = {"PK": "ACCOUNT#alice", "SK": "LEDGER"}
-
-
-def refused(error):
-    """True for a failed condition."""
-    return error.response["Error"]["Code"] == "ConditionalCheckFailedException"
 
 
 def charge_with_key(table, request_id, amount):

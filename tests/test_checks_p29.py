@@ -2,11 +2,7 @@
 from botocore.exceptions import ClientError
 
 from helpers.checks.p29 import check_acquire, check_write_fenced
-
-
-def refused(error):
-    """True for a failed condition."""
-    return error.response["Error"]["Code"] == "ConditionalCheckFailedException"
+from support import refused
 
 
 def acquire_with_condition(table, name, owner, now, lease=2, condition="attribute_not_exists(PK) OR expiresAt < :now"):

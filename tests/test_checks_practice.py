@@ -6,7 +6,7 @@ from botocore.exceptions import ClientError
 
 from helpers.checks.practice import (SEAT, STOCK, WALLET, check_add_tag, check_book_seat, check_book_seat_retry,
                                      check_reserve, check_signup, check_withdraw, check_withdraw_once)
-from notebook_code import notebook_functions
+from support import notebook_functions, refused
 
 EXERCISES = [  # (notebook, starting code, solution, checker, what the checker reports about the starting code)
     ("30-seat-booking.ipynb", "book_seat", "book_seat_solution", check_book_seat, "clients were told they hold seat 14C"),
@@ -36,11 +36,6 @@ def test_the_notebooks_starting_code_is_caught(lab, run, notebook, starting, sol
     assert not report.passed
     assert finding in report.message
     assert report.message.endswith("concurrent calls)")
-
-
-def refused(error):
-    """True when the write was refused by its condition."""
-    return error.response["Error"]["Code"] == "ConditionalCheckFailedException"
 
 
 def book_seat_without_deciding_again(table, seat, who):

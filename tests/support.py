@@ -1,4 +1,4 @@
-"""Test support: take functions straight from a notebook's code cells, so tests check what learners see."""
+"""Test support for the checker tests: functions taken straight from notebooks, and what a refusal is."""
 import ast
 import json
 from pathlib import Path
@@ -19,3 +19,8 @@ def notebook_functions(notebook, *names):
     missing = [name for name in names if name not in namespace]
     assert not missing, f"{notebook} no longer defines {missing}"
     return [namespace[name] for name in names]
+
+
+def refused(error):
+    """True when a write was refused by its condition."""
+    return error.response["Error"]["Code"] == "ConditionalCheckFailedException"
