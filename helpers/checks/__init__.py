@@ -38,7 +38,8 @@ class Report:
 
     def figure(self):
         """Timeline of the reported run: one lane per call, coloured by what it returned."""
-        return run_timeline(self.log, f"{self.exercise}: {'the run that passed' if self.passed else self.message}")
+        verdict = "PASS: the last run" if self.passed else "FAIL: the smallest failing run"
+        return run_timeline(self.log, f"{self.exercise}, {verdict}<br><sup>{self.message}</sup>")
 
 
 def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES):
@@ -56,7 +57,8 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES)
                 log = run_at_once(learner, calls(state, n))
                 problem = invariant(state, log)
                 if problem:
-                    return Report(exercise, False, f"{problem} (with {n} concurrent calls)", n, log)
+                    calls_word = "call" if n == 1 else "calls"
+                    return Report(exercise, False, f"{problem} (with {n} concurrent {calls_word})", n, log)
     total = sum(sizes) * tries
     return Report(exercise, True, f"held in {len(sizes) * tries} runs of up to {sizes[-1]} concurrent calls "
                                   f"({total} calls in all)", sizes[-1], log)
@@ -89,12 +91,13 @@ def run_at_once(learner, arguments):
 
 
 def run_timeline(log, title):
-    """A plotly figure of one run: each call a bar from start to end, coloured by outcome."""
-    outcome = log["error"].fillna("returned normally")
+    """A plotly figure of one run: each call a bar from start to end, coloured by what it returned."""
+    outcome = log["error"].fillna(log["result"].map(lambda result: f"returned {result!r}"))
     figure = go.Figure()
     for label, rows in log.groupby(outcome, sort=True):
         figure.add_bar(y=[f"call {c}" for c in rows["call"]], x=rows["end_ms"] - rows["start_ms"],
-                       base=rows["start_ms"], orientation="h", name=label,
+                       base=rows["start_ms"], orientation="h", name=label, showlegend=True,
+                       text=[label] * len(rows), textposition="inside",
                        hovertext=[f"args={a} result={r}" for a, r in zip(rows["args"], rows["result"])])
     figure.update_layout(title=title, xaxis_title="time since release (ms)", yaxis_title="concurrent call",
                          legend_title="outcome", barmode="overlay", height=200 + 18 * len(log))
