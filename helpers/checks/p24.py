@@ -1,7 +1,7 @@
 """Checkers for notebook 24 (atomic counters)."""
 from decimal import Decimal
 
-from ..backend import connect
+from ..tables import fresh_table
 from . import attack
 
 TABLE = "p24-atomic-counters"
@@ -13,7 +13,7 @@ STARTING_STOCK = 10
 def check_buy(buy):
     """Attack buy(table): up to 50 shoppers at once take from 10 in stock; never below zero, every sale counted."""
     def setup():
-        table = connect(quiet=True).table(TABLE)
+        table = fresh_table(TABLE)
         table.put_item(Item={**STOCK, "stock": STARTING_STOCK})
         return table
 
@@ -32,9 +32,7 @@ def check_buy(buy):
 def check_next_invoice(next_invoice):
     """Attack next_invoice(table): n concurrent callers must get exactly the numbers 1..n, each once."""
     def setup():
-        table = connect(quiet=True).table(TABLE)
-        table.delete_item(Key=INVOICE)
-        return table
+        return fresh_table(TABLE)
 
     def invariant(table, log):
         if log["error"].notna().any():
