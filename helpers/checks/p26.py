@@ -50,11 +50,13 @@ def table_problem(table):
     return None
 
 
+def contested_calls(table, n):
+    """n users u0..u(n-1) each claiming the contested address, in its several spellings."""
+    return [(table, f"u{i}", SPELLINGS[i % len(SPELLINGS)]) for i in range(n)]
+
+
 def check_sign_up_user(sign_up_user):
     """Attack sign_up_user(table, user_id, email): many users claim one address, in several spellings, at once."""
-    def calls(table, n):
-        return [(table, f"u{i}", SPELLINGS[i % len(SPELLINGS)]) for i in range(n)]
-
     def invariant(table, log):
         if raised(log):
             return raised(log)
@@ -66,7 +68,7 @@ def check_sign_up_user(sign_up_user):
             return f"{won[0]} won, but the sentinel {sentinel_key(CONTESTED)['PK']} names {sentinel.get('user_id')!r}"
         return table_problem(table)
 
-    return attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), calls, invariant)
+    return attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), contested_calls, invariant)
 
 
 def fresh_users(n=50):
@@ -81,9 +83,6 @@ def fresh_users(n=50):
 
 def check_change_user_email(change_user_email):
     """Attack change_user_email(table, user_id, new_email): many users move to one address at once."""
-    def calls(table, n):
-        return [(table, f"u{i}", SPELLINGS[i % len(SPELLINGS)]) for i in range(n)]
-
     def invariant(table, log):
         if raised(log):
             return raised(log)
@@ -97,4 +96,4 @@ def check_change_user_email(change_user_email):
                 return f"{user_id} has the address {email} after {'winning' if user_id == won[0] else 'losing'}"
         return table_problem(table)
 
-    return attack("change_user_email", change_user_email, fresh_users, calls, invariant)
+    return attack("change_user_email", change_user_email, fresh_users, contested_calls, invariant)
