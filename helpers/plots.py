@@ -98,8 +98,8 @@ def timeline(race):
     figure.update_layout(
         title=timeline_title(race), xaxis_title="time since the threads were released (ms)", yaxis_title="",
         yaxis={"categoryorder": "array", "categoryarray": [f"thread {t}" for t in reversed(threads)]},
-        legend={"orientation": "h", "y": -0.15 - 0.5 / max(len(threads), 4)}, height=260 + 24 * len(threads),
-        margin={"t": 80})
+        legend={"orientation": "h", "y": -0.15 - 0.5 / max(len(threads), 4)}, height=280 + 24 * len(threads),
+        margin={"t": 100})
     return figure
 
 
@@ -117,8 +117,8 @@ def timeline_title(race):
     who = f"{label(race)}, {race.threads} threads × {race.operations} operations"
     if race.strategy == "racy" or race.lost:
         return (f"{who}: {race.lost} of {race.operations} updates were overwritten"
-                "<br><sup>○ read, then its write at the end of the grey line; red ✕ = a write based on a stale "
-                "read, which erased the updates that landed after that read (dotted: lost update → its eraser)</sup>")
+                "<br><sup>○ read, then its write at the end of the grey line; red ✕ = a write based on a stale read,"
+                "<br>which erased the updates that landed after that read (dotted: lost update → its eraser)</sup>")
     if race.retries:
         return f"{who}: every update landed; {race.retries} version conflicts were retried"
     if race.refused:

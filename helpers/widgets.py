@@ -5,6 +5,8 @@ import time
 import traceback
 
 import ipywidgets as widgets
+import plotly.graph_objects as go
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import display
 
 from . import plots, races
@@ -117,12 +119,19 @@ class Panel:
 
     def show(self, shown):
         """Replace the output area's content with these objects' rich displays."""
-        self.output.outputs = ()
-        for item in shown:
-            self.output.append_display_data(item)
+        self.output.outputs = tuple(display_data(item) for item in shown)
 
     def _ipython_display_(self):
         display(self.view)
+
+
+def display_data(item):
+    """One output entry for `item`; plotly figures give their own bundle instead of displaying in the running cell."""
+    if isinstance(item, go.Figure):
+        data = item._repr_mimebundle_()
+    else:
+        data = InteractiveShell.instance().display_formatter.format(item)[0]
+    return {"output_type": "display_data", "data": data, "metadata": {}}
 
 
 def slider(description, low, high, value, step=1):

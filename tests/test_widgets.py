@@ -83,6 +83,7 @@ def test_click_runs_in_the_foreground_and_keeps_what_run_returned():
     figure, frame = panel.last
     assert frame["size"].tolist() == [3]
     assert [o["output_type"] for o in panel.output.outputs] == ["display_data", "display_data"]
+    assert "application/vnd.plotly.v1+json" in panel.output.outputs[0]["data"]
     assert "text/html" in panel.output.outputs[1]["data"]
     assert panel.bar is None and panel.stop_button is None
 
