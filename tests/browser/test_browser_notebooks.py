@@ -1,0 +1,224 @@
+"""Every notebook, run in JupyterLab in a real Chromium, shows a learner no error, live widgets and drawn plots."""
+import json
+import re
+
+import pytest
+
+RUN_ALL_MS = 150_000
+RENDER_MS = 20_000
+RACE_MS = 60_000
+MAX_SCREENSHOT_HEIGHT = 32_000
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+RUN_BUTTONS = ":is(button.jupyter-widgets, .jupyter-widgets button)"
+RUN_LABEL = re.compile(r"^\s*Run\b")
+WIDGET_AS_TEXT = re.compile(r"\b(?:[HV]?Box|IntSlider|FloatSlider|IntProgress|FloatProgress|Button|Dropdown|Output|"
+                            r"ToggleButtons|RadioButtons|Checkbox|Tab|Accordion)\((?:children|value|description|"
+                            r"layout|outputs|options)=")
+WIDGET_FAILURES = ("Loading widget...", "Error displaying widget")
+
+WATCH_RUN_JS = """() => {
+    window.labRunStarted = false;
+    new MutationObserver(() => {
+        window.labRunStarted ||= document.querySelector('.jp-Notebook-ExecutionIndicator')?.dataset.status === 'busy';
+    }).observe(document.querySelector('.jp-NotebookPanel-toolbar'), {subtree: true, childList: true, attributes: true});
+}"""
+
+RUN_FINISHED_JS = """() => window.labRunStarted
+    && document.querySelector('.jp-Notebook-ExecutionIndicator').dataset.status === 'idle'"""
+
+SETTLED_JS = """expected => {
+    const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+    const loading = [...document.querySelectorAll('.jp-Notebook .jp-OutputArea-output')]
+        .some(output => output.textContent.includes('Loading widget...'));
+    const plotted = expected.every(i => cells[i] && cells[i].querySelector('.js-plotly-plot .main-svg'));
+    return !loading && plotted;
+}"""
+
+CELLS_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].map(cell => ({
+    prompt: cell.querySelector('.jp-InputPrompt')?.textContent.trim() ?? '',
+    errors: [...cell.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
+        .map(output => output.textContent).filter(text => text.includes('Traceback')),
+    outputText: [...cell.querySelectorAll('.jp-OutputArea-output')].map(output => output.textContent).join('\\n'),
+    plots: [...cell.querySelectorAll('.js-plotly-plot')].map(plot => ({
+        drawn: plot.querySelector('.main-svg') !== null,
+        traces: (plot._fullData || plot.data || []).length,
+        text: plot.textContent.slice(0, 200),
+    })),
+}))"""
+
+WATCH_PANEL_JS = """cell => {
+    const widths = () => [...cell.querySelectorAll('.progress-bar')].map(bar => bar.style.width).join(',');
+    const watch = {widths: new Set([widths()]), changes: 0};
+    const inWidget = node => (node.closest ? node : node.parentElement)?.closest('.jupyter-widgets');
+    new MutationObserver(mutations => {
+        watch.widths.add(widths());
+        watch.changes += mutations.filter(mutation => inWidget(mutation.target)).length;
+    }).observe(cell, {subtree: true, childList: true, characterData: true, attributes: true,
+                      attributeFilter: ['style', 'disabled']});
+    cell.panelWatch = watch;
+}"""
+
+PANEL_DONE_JS = """([cell, button]) => cell.panelWatch.changes > 0 && !button.disabled"""
+
+PANEL_SHOWS_JS = """cell => {
+    const outputs = [...cell.querySelectorAll('.widget-output .jp-OutputArea')].flatMap(area => [...area.children]);
+    const plots = [...cell.querySelectorAll('.widget-output .js-plotly-plot')];
+    const errors = cell.querySelectorAll('.widget-output [data-mime-type="application/vnd.jupyter.stderr"]');
+    const shows = {
+        errors: [...errors].map(error => error.textContent.trim()),
+        outputs: outputs.length,
+        blank: outputs.filter(output => !output.textContent.trim() && !output.querySelector('svg, canvas, img')).length,
+        plots: plots.length,
+        undrawn: plots.filter(plot => !plot.querySelector('.main-svg')
+                                      || !(plot._fullData || plot.data || []).length).length,
+        progress: cell.querySelector('.progress-bar') !== null,
+    };
+    shows.complete = shows.outputs > 0 && !shows.errors.length && !shows.blank && !shows.undrawn
+        && (shows.plots > 0 || !shows.progress);
+    return shows;
+}"""
+
+NOTEBOOK_SIZE_JS = """() => {
+    const scroller = document.querySelector('.jp-WindowedPanel-outer');
+    if (!scroller) return null;
+    scroller.scrollTop = 0;
+    const cells = scroller.querySelectorAll('.jp-Cell');
+    const bottom = cells[cells.length - 1].getBoundingClientRect().bottom;
+    return {content: Math.ceil(bottom - scroller.getBoundingClientRect().top) + 40, visible: scroller.clientHeight};
+}"""
+
+
+def code_cells_expected_to_plot(cells):
+    """Indexes of the cells whose stored outputs include a plotly figure."""
+    return [index for index, cell in enumerate(cells) if cell["cell_type"] == "code" and any(
+        PLOTLY_MIME in output.get("data", {}) for output in cell.get("outputs", []))]
+
+
+def runs(cell):
+    """True for the cells Run All sends to the kernel: code cells that are not empty."""
+    return cell["cell_type"] == "code" and bool("".join(cell["source"]).strip())
+
+
+def wait_until(page, predicate_js, arg, timeout_ms):
+    """True once the JavaScript predicate holds for `arg` in the page, False if it still does not after the timeout."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    try:
+        page.wait_for_function(predicate_js, arg=arg, timeout=timeout_ms, polling=250)
+    except PlaywrightTimeout:
+        return False
+    return True
+
+
+def kernel_idle(page):
+    """The status bar's kernel indicator, once it says Idle."""
+    return page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
+
+
+def choose_menu_item(page, menu, item):
+    """Click a JupyterLab menu bar entry, then one of its items."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{menu}$")).click()
+    page.get_by_role("menuitem", name=item, exact=True).click()
+
+
+def open_notebook(page, lab, notebook):
+    """Open the notebook alone in a fresh workspace, as a learner does, and wait until its kernel is ready."""
+    page.goto(lab.tree_url(notebook) + "&reset")
+    kernel_idle(page).wait_for(timeout=60_000)
+
+
+def run_all_cells(page):
+    """Clear the stored outputs, Run All, and wait for the notebook's execution indicator to go busy, then idle.
+
+    (The status bar's kernel state is no use here: it flickers to Idle between two cells.)"""
+    choose_menu_item(page, "Edit", "Clear Outputs of All Cells")
+    page.evaluate(WATCH_RUN_JS)
+    choose_menu_item(page, "Run", "Run All Cells")
+    page.wait_for_function(RUN_FINISHED_JS, timeout=RUN_ALL_MS, polling=250)
+
+
+def problems_on_page(page, cells):
+    """What a learner would see go wrong: tracebacks, unrun cells, widgets not rendered, blank plots."""
+    expected_plots = code_cells_expected_to_plot(cells)
+    wait_until(page, SETTLED_JS, expected_plots, RENDER_MS)
+    shown = page.evaluate(CELLS_JS)
+    if len(shown) != len(cells):
+        return [f"JupyterLab shows {len(shown)} cells, the notebook has {len(cells)}"]
+    problems = []
+    for index, (cell, seen) in enumerate(zip(cells, shown)):
+        where = f"cell {index}"
+        problems += [f"{where} shows a traceback:\n{text.strip()[-1500:]}" for text in seen["errors"]]
+        if runs(cell) and seen["prompt"] in ("[ ]:", "[*]:"):
+            problems.append(f"{where} did not run (prompt {seen['prompt']})")
+        problems += [f"{where} shows {failure!r}" for failure in WIDGET_FAILURES if failure in seen["outputText"]]
+        if match := WIDGET_AS_TEXT.search(seen["outputText"]):
+            problems.append(f"{where} shows a widget as text instead of rendering it: {match.group(0)}...")
+        if index in expected_plots and not any(plot["drawn"] for plot in seen["plots"]):
+            problems.append(f"{where} should show a plotly figure but its output is blank")
+        for plot in seen["plots"]:
+            if not plot["drawn"] or not plot["traces"]:
+                problems.append(f"{where} has a plotly figure that did not draw (traces: {plot['traces']}, "
+                                f"text: {plot['text']!r})")
+    return problems
+
+
+def press_run_button(page, button):
+    """Press a widget panel's Run button; return what a learner would miss: a reaction, the progress bar, the output."""
+    cell = button.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' jp-Cell ')][1]").element_handle()
+    cell.evaluate(WATCH_PANEL_JS)
+    button.scroll_into_view_if_needed()
+    button.click()
+    if not wait_until(page, PANEL_DONE_JS, [cell, button.element_handle()], RACE_MS):
+        if not cell.evaluate("cell => cell.panelWatch.changes"):
+            return ["nothing in the panel changed after pressing Run"]
+        return [f"the run did not finish (Run stayed disabled) within {RACE_MS // 1000} s"]
+    wait_until(page, f"cell => (shows => shows.complete || shows.errors.length)(({PANEL_SHOWS_JS})(cell))", cell,
+               RENDER_MS)
+    shows = cell.evaluate(PANEL_SHOWS_JS)
+    problems = []
+    if shows["progress"] and cell.evaluate("cell => cell.panelWatch.widths.size < 2"):
+        problems.append("after pressing Run, the progress bar never moved")
+    problems += [f"after pressing Run, the panel shows an error: {error}" for error in shows["errors"]]
+    if not shows["outputs"]:
+        problems.append("after pressing Run, the panel's output area stays empty")
+    if shows["blank"]:
+        problems.append(f"after pressing Run, {shows['blank']} of the panel's {shows['outputs']} outputs are blank")
+    if shows["undrawn"]:
+        problems.append(f"after pressing Run, {shows['undrawn']} of the panel's plotly charts did not draw")
+    if shows["progress"] and not shows["plots"]:
+        problems.append("after pressing Run, the race panel shows no plotly chart")
+    kernel_idle(page).wait_for(timeout=RACE_MS)
+    return problems
+
+
+def save_screenshot(page, path):
+    """Screenshot the whole notebook at once, from its top, in a window made as tall as its cells (if it opened)."""
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+    for _ in range(3):
+        size = page.evaluate(NOTEBOOK_SIZE_JS)
+        if size is None:
+            break
+        wanted = min(height - size["visible"] + size["content"], MAX_SCREENSHOT_HEIGHT)
+        if wanted == height:
+            break
+        height = wanted
+        page.set_viewport_size({"width": width, "height": height})
+        page.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.screenshot(path=path)
+
+
+def test_notebook_runs_in_the_browser(notebook, page, jupyter_lab, screenshots):
+    stored = notebook.read_bytes()
+    cells = json.loads(stored)["cells"]
+    try:
+        open_notebook(page, jupyter_lab, notebook)
+        run_all_cells(page)
+        problems = problems_on_page(page, cells)
+        if not problems:
+            for number, button in enumerate(page.locator(RUN_BUTTONS).filter(has_text=RUN_LABEL).all(), 1):
+                problems += [f"Run button {number}: {problem}" for problem in press_run_button(page, button)]
+            problems += problems_on_page(page, cells)
+    finally:
+        save_screenshot(page, screenshots / f"{notebook.stem}.png")
+    if problems:
+        pytest.fail(f"{notebook.name} in JupyterLab:\n" + "\n".join(problems), pytrace=False)
+    assert notebook.read_bytes() == stored, f"running {notebook.name} in the browser rewrote the file"

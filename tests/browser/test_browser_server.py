@@ -1,0 +1,33 @@
+"""The server side of `make lab`: nobody else on the network can reach it, and nobody without the token gets in."""
+import ipaddress
+import socket
+
+import psutil
+
+
+def non_loopback_addresses():
+    """This machine's IPv4 and IPv6 addresses other than loopback and link-local ones."""
+    addresses = []
+    for interface in psutil.net_if_addrs().values():
+        for address in interface:
+            if address.family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            ip = ipaddress.ip_address(address.address.split("%")[0])
+            if not (ip.is_loopback or ip.is_link_local):
+                addresses.append(str(ip))
+    return addresses
+
+
+def test_lab_listens_on_loopback_only(jupyter_lab):
+    listening = {connection.laddr.ip for connection in psutil.Process(jupyter_lab.process.pid).net_connections("inet")
+                 if connection.status == psutil.CONN_LISTEN}
+    assert listening == {"127.0.0.1"}
+    for address in non_loopback_addresses():
+        with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as probe:
+            probe.settimeout(3)
+            assert probe.connect_ex((address, jupyter_lab.port)) != 0, f"JupyterLab answered on {address}"
+
+
+def test_lab_refuses_requests_without_the_token(jupyter_lab):
+    assert jupyter_lab.request("/api/contents", token=False)[0] == 403
+    assert jupyter_lab.request("/api/contents")[0] == 200
