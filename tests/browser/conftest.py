@@ -210,5 +210,5 @@ def pytest_terminal_summary(terminalreporter, config):
     """Say why the browser tests were skipped, or where they saved their screenshots of what a learner sees."""
     if BROWSER_MISSING in config.stash:
         terminalreporter.write_line(f"Browser tests skipped: {config.stash[BROWSER_MISSING]}")
-    if config.stash.get(SCREENSHOTS_TAKEN, False):
+    elif config.stash.get(SCREENSHOTS_TAKEN, False):
         terminalreporter.write_line(f"Browser screenshots (what a learner sees): {SCREENSHOTS}")
