@@ -22,7 +22,7 @@ class Tracer:
     """Prints call blocks; identical consecutive calls collapse into one '... (+N more)' line."""
 
     def __init__(self):
-        self.enabled = True
+        self.switches = []
         self.lock = threading.RLock()
         self.last_block = None
         self.last_operation = None
@@ -30,7 +30,7 @@ class Tracer:
 
     def record(self, operation, body):
         """Print the block for one call, or count it when it repeats the previous one."""
-        if not self.enabled:
+        if not self.enabled():
             return
         block = render_call(operation, body)
         with self.lock:
@@ -40,6 +40,10 @@ class Tracer:
             self.flush()
             self.last_block, self.last_operation = block, operation
             sys.stdout.write(block + "\n")
+
+    def enabled(self):
+        """On unless a tracing() block is running; of several (on other threads too), the latest to begin decides."""
+        return self.switches[-1] if self.switches else True
 
     def flush(self):
         """End the open block: the count of calls it stood for, then a blank line."""
@@ -76,14 +80,19 @@ def on_call(model, params, **_):
 
 @contextmanager
 def tracing(enabled):
-    """Switch the transcript on or off for a block (threads started inside follow the switch)."""
+    """Switch the transcript on or off for a block (threads started inside follow the switch).
+
+    Blocks may overlap and end in any order (a panel's race in the background while a cell runs): once
+    the last one ends, the transcript is on again."""
     TRACER.flush()
-    before, TRACER.enabled = TRACER.enabled, enabled
+    with TRACER.lock:
+        TRACER.switches.append(enabled)
     try:
         yield
     finally:
         TRACER.flush()
-        TRACER.enabled = before
+        with TRACER.lock:
+            TRACER.switches.remove(enabled)
 
 
 def show(title, *value):

@@ -1,4 +1,5 @@
 """The transcript prints calls exactly as the reference texts do."""
+import threading
 from decimal import Decimal
 
 import boto3
@@ -91,6 +92,28 @@ def test_identical_consecutive_calls_collapse_with_an_honest_count(lab, capsys):
 def test_tracing_can_be_switched_off_for_a_block(lab, capsys):
     capsys.readouterr()
     with tracing(False):
+        lab.client.list_tables()
+    assert capsys.readouterr().out == ""
+    lab.client.list_tables()
+    assert capsys.readouterr().out.startswith(">>> ListTables")
+    TRACER.flush()
+
+
+def test_overlapping_quiet_blocks_ending_out_of_order_leave_the_transcript_on(lab, capsys):
+    background_began, foreground_began = threading.Event(), threading.Event()
+
+    def background_race():
+        with tracing(False):
+            background_began.set()
+            foreground_began.wait(5)
+
+    capsys.readouterr()
+    race = threading.Thread(target=background_race)
+    race.start()
+    background_began.wait(5)
+    with tracing(False):
+        foreground_began.set()
+        race.join(5)
         lab.client.list_tables()
     assert capsys.readouterr().out == ""
     lab.client.list_tables()
