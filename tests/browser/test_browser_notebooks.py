@@ -15,6 +15,9 @@ WIDGET_AS_TEXT = re.compile(r"\b(?:[HV]?Box|IntSlider|FloatSlider|IntProgress|Fl
                             r"ToggleButtons|RadioButtons|Checkbox|Tab|Accordion)\((?:children|value|description|"
                             r"layout|outputs|options)=")
 WIDGET_FAILURES = ("Loading widget...", "Error displaying widget")
+# What the race panel (racy strategy, its default) must draw: the two bars, and the clobbering writes on the timeline.
+PANEL_TRACES = {"24-atomic-counters": [{"expected", "final value in DynamoDB"},
+                                       {"read", "write that erased others' updates"}]}
 
 WATCH_RUN_JS = """() => {
     window.labRunStarted = false;
@@ -71,6 +74,7 @@ PANEL_SHOWS_JS = """cell => {
         plots: plots.length,
         undrawn: plots.filter(plot => !plot.querySelector('.main-svg')
                                       || !(plot._fullData || plot.data || []).length).length,
+        traces: plots.map(plot => (plot._fullData || plot.data || []).map(trace => trace.name)),
         progress: cell.querySelector('.progress-bar') !== null,
     };
     shows.complete = shows.outputs > 0 && !shows.errors.length && !shows.blank && !shows.undrawn
@@ -161,8 +165,10 @@ def problems_on_page(page, cells):
     return problems
 
 
-def press_run_button(page, button):
-    """Press a widget panel's Run button; return what a learner would miss: a reaction, the progress bar, the output."""
+def press_run_button(page, button, expected_traces=()):
+    """Press a widget panel's Run button; return what a learner would miss: a reaction, the progress bar, the output.
+
+    expected_traces: for each plotly chart the panel must show, in order, trace names it must include."""
     cell = button.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' jp-Cell ')][1]").element_handle()
     cell.evaluate(WATCH_PANEL_JS)
     button.scroll_into_view_if_needed()
@@ -186,6 +192,10 @@ def press_run_button(page, button):
         problems.append(f"after pressing Run, {shows['undrawn']} of the panel's plotly charts did not draw")
     if shows["progress"] and not shows["plots"]:
         problems.append("after pressing Run, the race panel shows no plotly chart")
+    for number, (wanted, drawn) in enumerate(zip(expected_traces, shows["traces"] + [[]] * len(expected_traces)), 1):
+        if missing := wanted - set(drawn):
+            problems.append(f"after pressing Run, chart {number} of the panel lacks the traces {sorted(missing)} "
+                            f"(it has {drawn})")
     kernel_idle(page).wait_for(timeout=RACE_MS)
     return problems
 
@@ -215,7 +225,8 @@ def test_notebook_runs_in_the_browser(notebook, page, jupyter_lab, screenshots):
         problems = problems_on_page(page, cells)
         if not problems:
             for number, button in enumerate(page.locator(RUN_BUTTONS).filter(has_text=RUN_LABEL).all(), 1):
-                problems += [f"Run button {number}: {problem}" for problem in press_run_button(page, button)]
+                problems += [f"Run button {number}: {problem}"
+                             for problem in press_run_button(page, button, PANEL_TRACES.get(notebook.stem, ()))]
             problems += problems_on_page(page, cells)
     finally:
         save_screenshot(page, screenshots / f"{notebook.stem}.png")
