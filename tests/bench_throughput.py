@@ -1,40 +1,66 @@
-"""`make bench`: UpdateItem ops/s against the lab server and against a null server (the client ceiling).
+"""`make bench`: UpdateItem ops/s against the lab server and against a bare null server (the client ceiling).
 
-Both servers run as separate processes with the same HTTP layer; the null one answers every request
-at once without touching an engine, so the ratio shows what the DynamoDB engine and its lock cost.
+Both servers run as separate processes. The null one is as cheap as a server can be: a thread per
+connection that reads each request's head and body and sends one prebuilt response buffer, so the
+ratio shows what the lab server costs per request, its HTTP layer included.
 """
 import json
+import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
-from http.server import ThreadingHTTPServer
+import zlib
 
 import boto3
 from botocore.config import Config
 
-from helpers.labserver.server import Handler, respond
-
 OPERATIONS = {1: 1500, 10: 3000}
 REPEATS = 3
+NULL_BODY = json.dumps({"Attributes": {"views": {"N": "1"}}}).encode()
+NULL_RESPONSE = (b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\n"
+                 b"x-amz-crc32: %d\r\nContent-Length: %d\r\n\r\n%s" % (zlib.crc32(NULL_BODY), len(NULL_BODY), NULL_BODY))
 
 
-class NullEngine:
-    """Answers every request with a fixed UpdateItem response, instantly."""
+def content_length(head):
+    """The Content-Length of a request head (0 when absent)."""
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    return 0
 
-    def handle(self, url, headers, body):
-        """The same answer for everything."""
-        return respond(200, {"Content-Type": "application/x-amz-json-1.0"},
-                       json.dumps({"Attributes": {"views": {"N": "1"}}}).encode())
+
+def answer_connection(connection):
+    """Answer every request on one connection with NULL_RESPONSE until the client hangs up."""
+    connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    pending = b""
+    with connection:
+        while True:
+            while b"\r\n\r\n" not in pending:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    return
+                pending += chunk
+            head, _, pending = pending.partition(b"\r\n\r\n")
+            length = content_length(head)
+            while len(pending) < length:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    return
+                pending += chunk
+            pending = pending[length:]
+            connection.sendall(NULL_RESPONSE)
 
 
 def serve_null():
-    """Run the null server on a free port and print where, like the lab server does."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), type("NullHandler", (Handler,), {"engine": NullEngine()}))
-    server.daemon_threads = True
-    print(f"null server listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
-    server.serve_forever()
+    """Run the bare null server on a free port and print where, like the lab server does."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=128)
+    print(f"null server listening on http://127.0.0.1:{listener.getsockname()[1]}", flush=True)
+    while True:
+        connection, _ = listener.accept()
+        threading.Thread(target=answer_connection, args=(connection,), daemon=True).start()
 
 
 def start(command):
@@ -71,14 +97,17 @@ def ops_per_second(endpoint, threads, operations):
 
 
 def main():
-    """Measure both servers at 1 and 10 client threads; print medians and the ratio."""
+    """Measure both servers at 1 and 10 client threads, interleaved; print medians and the ratios."""
     lab, lab_endpoint = start([sys.executable, "-m", "helpers.labserver", "--port", "0"])
     null, null_endpoint = start([sys.executable, __file__, "--null-server"])
     try:
         print(f"{'client threads':>14} {'lab server':>12} {'null server':>12} {'ratio':>6}")
         for threads, operations in OPERATIONS.items():
-            lab_rate = statistics.median(ops_per_second(lab_endpoint, threads, operations) for _ in range(REPEATS))
-            null_rate = statistics.median(ops_per_second(null_endpoint, threads, operations) for _ in range(REPEATS))
+            lab_rates, null_rates = [], []
+            for _ in range(REPEATS):
+                lab_rates.append(ops_per_second(lab_endpoint, threads, operations))
+                null_rates.append(ops_per_second(null_endpoint, threads, operations))
+            lab_rate, null_rate = statistics.median(lab_rates), statistics.median(null_rates)
             print(f"{threads:>14} {lab_rate:>8.0f} op/s {null_rate:>8.0f} op/s {lab_rate / null_rate:>6.2f}")
     finally:
         for process in (lab, null):
