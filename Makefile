@@ -4,35 +4,57 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-INSTALLED := $(VENV)/.installed
+LAB_INSTALLED := $(VENV)/.installed-lab
+TEST_INSTALLED := $(VENV)/.installed-test
+WHEELHOUSE := wheelhouse
+# With a wheelhouse/ (from `make wheelhouse`), every install comes from it and pip never touches the network.
+PIP_FROM := $(if $(wildcard $(WHEELHOUSE)),--no-index --find-links $(WHEELHOUSE))
+PIP_INSTALL := $(BIN)/pip install --quiet --disable-pip-version-check $(PIP_FROM)
 FIRST_NOTEBOOK := notebooks/00-start-here.ipynb
 SANITIZE := --nbval-sanitize-with tests/nbval-sanitize.cfg
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test stress bench notebooks clean
+.PHONY: lab test stress bench doctor wheelhouse guide notebooks clean
 
-$(INSTALLED): requirements.txt pyproject.toml
+$(LAB_INSTALLED): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The lab needs Python 3.11 or newer; run make with PYTHON=python3.11 (or newer).")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt -e .
+	$(PIP_INSTALL) -r requirements.txt -e .
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
 
-lab: $(INSTALLED)
+$(TEST_INSTALLED): $(LAB_INSTALLED) requirements-test.txt
+	$(PIP_INSTALL) -r requirements-test.txt
+	touch $@
+
+lab: $(LAB_INSTALLED)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 $(AS_ROOT) $(FIRST_NOTEBOOK)
 
-test: $(INSTALLED)
+test: $(TEST_INSTALLED)
 	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q
 
-stress: $(INSTALLED)
+stress: $(TEST_INSTALLED)
 	LAB_STRESS_RUNS=20 $(BIN)/python -m pytest -q -m stress tests/
 
-bench: $(INSTALLED)
+bench: $(TEST_INSTALLED)
 	$(BIN)/python tests/bench_throughput.py
 	$(BIN)/python tests/bench_races.py
+	$(BIN)/python tests/bench_explore.py
 
-notebooks: $(INSTALLED)
+doctor: $(LAB_INSTALLED)
+	$(BIN)/python -m helpers.doctor
+
+wheelhouse:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary=:all: --dest $(WHEELHOUSE) \
+		-r requirements.txt -r requirements-test.txt "setuptools>=68" wheel
+	@echo "$(WHEELHOUSE)/: $$(ls $(WHEELHOUSE) | wc -l) wheels, $$(du -sh $(WHEELHOUSE) | cut -f1); make lab, test and doctor now install from it"
+
+guide: $(LAB_INSTALLED)
+	$(BIN)/python tools/guide.py
+
+notebooks: $(LAB_INSTALLED)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
 
 clean:

@@ -18,13 +18,29 @@ def pins(lines):
     return found
 
 
-def test_environment_yml_pins_exactly_what_requirements_txt_pins():
-    requirements = pins((ROOT / "requirements.txt").read_text().splitlines())
-    environment = yaml.safe_load((ROOT / "environment.yml").read_text())
+def pinned_in(name):
+    """The pins of a requirements file in the repository."""
+    return pins((ROOT / name).read_text().splitlines())
+
+
+def conda_environment(name):
+    """(conda dependencies, pip section) of an environment file in the repository."""
+    environment = yaml.safe_load((ROOT / name).read_text())
     pip_section = next(entry["pip"] for entry in environment["dependencies"] if isinstance(entry, dict))
-    assert pins(pip_section) == requirements
+    return environment["dependencies"], pip_section
+
+
+def test_environment_yml_pins_exactly_what_both_requirements_files_pin():
+    dependencies, pip_section = conda_environment("environment.yml")
+    assert pins(pip_section) == {**pinned_in("requirements.txt"), **pinned_in("requirements-test.txt")}
     assert "-e ." in pip_section
-    assert "python=3.11" in environment["dependencies"]
+    assert "python=3.11" in dependencies
+
+
+def test_the_learner_install_has_no_test_tools():
+    learner, test_tools = pinned_in("requirements.txt"), pinned_in("requirements-test.txt")
+    assert not set(learner) & set(test_tools)
+    assert {"pytest", "nbval", "playwright", "check-jsonschema"} <= set(test_tools)
 
 
 def test_compose_file_is_valid_compose():
