@@ -1,0 +1,43 @@
+"""`make doctor`: one line per check, an exact fix under every failure, exit 0 and a 'ready' line here."""
+import re
+import subprocess
+import sys
+
+from helpers import doctor
+
+LINE = re.compile(r"^\[(ok|X|!)\] \S")
+
+
+def test_the_doctor_passes_here_with_one_marked_line_per_check_and_a_line_for_the_chat():
+    result = subprocess.run([sys.executable, "-m", "helpers.doctor"], capture_output=True, text=True, timeout=120)
+    lines = result.stdout.splitlines()
+    checks = [line for line in lines if not line.startswith(("     fix:", "ready:", "not ready:"))]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(checks) == len(doctor.CHECKS) and all(LINE.match(line) for line in checks), result.stdout
+    assert not [line for line in checks if line.startswith("[X]")]
+    assert any("read-then-write lost" in line and "ADD lost none" in line for line in checks)
+    assert re.fullmatch(r"ready: Python 3\.\d+\.\d+, lab \S+, JupyterLab \S+, race OK", lines[-1])
+
+
+def test_a_too_old_python_is_a_cross_with_the_command_that_fixes_it():
+    line = str(doctor.check_python((3, 10, 2)))
+    assert line.startswith("[X] Python 3.10.2 is too old")
+    assert "fix:" in line and "make doctor PYTHON=python3.11" in line
+
+
+def test_a_package_at_the_wrong_version_is_a_cross_naming_both_versions_and_the_reinstall():
+    line = str(doctor.check_packages({"boto3": "0.0.1", "not-a-lab-package": "1.0"}))
+    assert line.startswith("[X]")
+    assert "boto3 is " in line and "pinned 0.0.1" in line and "not-a-lab-package is not installed" in line
+    assert doctor.REINSTALL in line
+
+
+def test_a_full_disk_is_a_cross_saying_how_much_to_free():
+    line = str(doctor.check_disk(minimum_gb=10**9))
+    assert line.startswith("[X] only") and "fix: free at least" in line
+
+
+def test_a_missing_chromium_is_only_a_warning():
+    result = doctor.check_chromium(names=("no-such-browser-here",))
+    assert result.status == "warn" and str(result).startswith("[!]")
+    assert doctor.summary([result]).startswith("ready:")
