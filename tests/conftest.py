@@ -1,13 +1,35 @@
 """Shared fixtures: the lab on the embedded backend, and how many times to repeat a race."""
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 from helpers import connect
 
 STRESS_RUNS = int(os.environ.get("LAB_STRESS_RUNS", "3"))
+PROGRESS_VARIABLE = "DYNAMODB_LAB_PROGRESS"
+
+
+def pytest_configure(config):
+    """Kernels, servers and checkers started by this test run record progress in a temporary file."""
+    config.progress_dir = tempfile.mkdtemp(prefix="lab-progress-")
+    os.environ[PROGRESS_VARIABLE] = os.path.join(config.progress_dir, "progress.json")
+
+
+def pytest_unconfigure(config):
+    """Remove the test run's temporary progress file."""
+    shutil.rmtree(config.progress_dir, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def progress_file(tmp_path, monkeypatch):
+    """Each test starts with no progress, in its own file, never the learner's real one."""
+    path = tmp_path / "progress.json"
+    monkeypatch.setenv(PROGRESS_VARIABLE, str(path))
+    return path
 
 
 @pytest.fixture(scope="session")

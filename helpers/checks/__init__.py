@@ -28,6 +28,11 @@ class Report:
     calls: int
     log: pd.DataFrame = field(repr=False)
 
+    def __post_init__(self):
+        """Record this run in the learner's progress file (helpers.progress)."""
+        from ..progress import record
+        record(self)
+
     def __str__(self):
         verdict = "PASS" if self.passed else "FAIL"
         return f"{verdict} {self.exercise}: {self.message}"

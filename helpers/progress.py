@@ -1,0 +1,134 @@
+"""A learner's progress: every checker run is recorded, and progress_table() shows every exercise of the lab.
+
+The record is a small JSON file in the user's data directory (platformdirs), or at the path in the
+environment variable DYNAMODB_LAB_PROGRESS. The exercises are read from the checker modules
+(helpers/checks/*.py: each check_* function and the exercise name it reports), and the notebook of each
+from the notebooks' `from helpers.checks.<module> import check_...` lines, so nothing here is a typed list.
+"""
+import ast
+import json
+import os
+import re
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+import platformdirs
+
+PATH_VARIABLE = "DYNAMODB_LAB_PROGRESS"
+CHECKS = Path(__file__).resolve().parent / "checks"
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+IMPORTS = re.compile(r"from helpers\.checks\.(\w+) import ([\w, ()]+)")
+COLUMNS = ["notebook", "exercise", "status", "last run"]
+
+
+def progress_path():
+    """Where the learner's progress is kept."""
+    chosen = os.environ.get(PATH_VARIABLE, "").strip()
+    if chosen:
+        return Path(chosen)
+    return platformdirs.user_data_path("dynamodb-concurrency-lab") / "progress.json"
+
+
+def warn(message):
+    """One line on stderr: progress problems never fail an exercise."""
+    print(f"Progress: {message}", file=sys.stderr)
+
+
+def load_runs(path):
+    """{checker key: its record} from the progress file; a broken file gets a warning and a fresh start."""
+    if not path.exists():
+        return {}
+    try:
+        runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
+        if not isinstance(runs, dict):
+            raise ValueError("'runs' is not an object")
+        return {checker: run for checker, run in runs.items() if isinstance(run, dict)}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        warn(f"{path} could not be read ({type(error).__name__}: {error}); starting a fresh progress file.")
+        return {}
+
+
+def save_runs(path, runs):
+    """Write the progress file in one step, so a crash never leaves half a file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(json.dumps({"runs": runs}, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as error:
+        warn(f"could not save to {path} ({error}); set {PATH_VARIABLE} to a writable file to keep your progress.")
+
+
+def running_checker():
+    """'module.check_name' of the helpers.checks checker on the call stack, or None outside a checker."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("helpers.checks.") and frame.f_code.co_name.startswith("check_"):
+            return f"{module.rsplit('.', 1)[1]}.{frame.f_code.co_name}"
+        frame = frame.f_back
+    return None
+
+
+def record(report):
+    """Note a checker's report (exercise, PASS or FAIL, when) in the progress file."""
+    checker = running_checker()
+    if checker is None:
+        return
+    path = progress_path()
+    runs = load_runs(path)
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    previous = runs.get(checker, {})
+    runs[checker] = {"exercise": report.exercise, "result": "PASS" if report.passed else "FAIL", "last_run": now,
+                     "ever_passed": bool(previous.get("ever_passed")) or report.passed}
+    save_runs(path, runs)
+
+
+def reported_exercise(function):
+    """The exercise name a check_* function passes to attack(), or its own name without 'check_'."""
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "attack" and node.args
+                and isinstance(node.args[0], ast.Constant)):
+            return node.args[0].value
+    return function.name.removeprefix("check_")
+
+
+def lab_exercises():
+    """[(checker key, exercise name)] of every check_* function in helpers/checks, in file order."""
+    found = []
+    for module in sorted(CHECKS.glob("*.py")):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        found += [(f"{module.stem}.{node.name}", reported_exercise(node)) for node in tree.body
+                  if isinstance(node, ast.FunctionDef) and node.name.startswith("check_")]
+    return found
+
+
+def notebook_of_checkers():
+    """{checker key: notebook file name}, from each notebook's `from helpers.checks.X import ...` lines."""
+    owners = {}
+    for notebook in sorted(NOTEBOOKS.glob("*.ipynb")):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
+        for module, names in IMPORTS.findall(code):
+            for name in re.findall(r"check_\w+", names):
+                owners[f"{module}.{name}"] = notebook.name
+    return owners
+
+
+def status_of(run):
+    """'passed' once any run passed, 'tried' after runs that all failed, 'not tried' before any run."""
+    if not run:
+        return "not tried"
+    return "passed" if run.get("ever_passed") else "tried"
+
+
+def progress_table():
+    """One row per exercise of the lab: notebook, exercise, status (passed / tried / not tried), last run."""
+    runs = load_runs(progress_path())
+    owners = notebook_of_checkers()
+    rows = [{"notebook": owners.get(checker, f"helpers/checks/{checker.split('.')[0]}.py"), "exercise": exercise,
+             "status": status_of(runs.get(checker)), "last run": runs.get(checker, {}).get("last_run", "")}
+            for checker, exercise in lab_exercises()]
+    return pd.DataFrame(rows, columns=COLUMNS).sort_values("notebook", kind="stable").reset_index(drop=True)

@@ -1,0 +1,88 @@
+"""A learner's progress: every checker run is noted, every exercise of the lab has a row, a bad file never fails one."""
+import importlib
+import inspect
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from botocore.exceptions import ClientError
+
+from helpers.checks import Report
+from helpers.checks.p22 import WALLET, check_spend
+from helpers.progress import progress_table
+from support import refused
+
+CHECKS = Path(__file__).resolve().parent.parent / "helpers" / "checks"
+
+
+def spend(table, amount):
+    try:
+        table.update_item(Key=WALLET, UpdateExpression="SET credits = credits - :a", ConditionExpression="credits >= :a",
+                          ExpressionAttributeValues={":a": amount})
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def spend_that_crashes(table, amount):
+    raise RuntimeError("not written yet")
+
+
+def row(notebook, exercise):
+    """The progress table's row for one exercise."""
+    table = progress_table()
+    found = table[(table["notebook"] == notebook) & (table["exercise"] == exercise)]
+    assert len(found) == 1, table
+    return found.iloc[0]
+
+
+def test_every_checker_of_the_lab_has_one_row_in_its_notebook_not_tried_before_any_run():
+    modules = [importlib.import_module(f"helpers.checks.{path.stem}") for path in CHECKS.glob("[!_]*.py")]
+    checkers = [function for module in modules for name, function in inspect.getmembers(module, inspect.isfunction)
+                if name.startswith("check_") and function.__module__ == module.__name__]
+    table = progress_table()
+    assert list(table.columns) == ["notebook", "exercise", "status", "last run"]
+    assert len(table) == len(checkers)
+    assert set(table["status"]) == {"not tried"}
+    assert table["notebook"].str.fullmatch(r"\d\d-[a-z0-9-]+\.ipynb").all(), table
+    assert {("22-conditional-writes.ipynb", "register"), ("28-gsi-eventual-consistency.ipynb", "register"),
+            ("30-seat-booking.ipynb", "book_seat (retried)"), ("32-wallet-interview.ipynb", "withdraw (idempotent)")} \
+        <= set(zip(table["notebook"], table["exercise"]))
+
+
+def test_a_failed_run_is_tried_a_pass_is_passed_and_a_later_failure_keeps_the_pass(lab):
+    assert not check_spend(spend_that_crashes).passed
+    assert row("22-conditional-writes.ipynb", "spend")["status"] == "tried"
+    assert check_spend(spend).passed
+    assert row("22-conditional-writes.ipynb", "spend")["status"] == "passed"
+    assert not check_spend(spend_that_crashes).passed
+    after = row("22-conditional-writes.ipynb", "spend")
+    assert after["status"] == "passed" and pd.Timestamp(after["last run"]).tzinfo is not None
+    assert row("23-optimistic-locking.ipynb", "withdraw")["status"] == "not tried"
+
+
+def test_a_broken_progress_file_is_one_warning_and_a_fresh_file_never_a_failed_exercise(lab, progress_file, capsys):
+    progress_file.write_text("{not json")
+    report = check_spend(spend_that_crashes)
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert "not written yet" in report.message
+    assert len(warning) == 1 and "starting a fresh progress file" in warning[0] and str(progress_file) in warning[0]
+    assert list(json.loads(progress_file.read_text())["runs"]) == ["p22.check_spend"]
+
+
+def test_a_progress_file_that_cannot_be_written_is_one_warning_saying_what_to_set(lab, monkeypatch, tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("DYNAMODB_LAB_PROGRESS", str(tmp_path / "a-file" / "progress.json"))
+    report = check_spend(spend_that_crashes)
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert not report.passed
+    assert len(warning) == 1 and "set DYNAMODB_LAB_PROGRESS to a writable file" in warning[0]
+
+
+@pytest.mark.parametrize("passed", [True, False])
+def test_a_report_made_outside_a_checker_is_not_recorded(progress_file, passed):
+    Report("spend", passed, "made by hand", 0, pd.DataFrame())
+    assert not progress_file.exists()
