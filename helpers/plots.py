@@ -3,6 +3,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .explore import describe
 from .races import clobbers
 
 LABELS = {"racy": "read-then-put", "add": "ADD", "optimistic": "version check + retry",
@@ -172,4 +173,59 @@ def retries(race):
         title=f"Version check + retry: all {race.final - race.start} of {race.operations} updates landed, "
               f"paid for with {race.retries} retries ({race.retries / race.operations:.1f} per update)",
         height=400, margin={"t": 90})
+    return figure
+
+
+CLIENT_COLOURS = ("#1565c0", "#ef6c00", "#6a1b9a", "#00838f")
+ORDERS_UP_TO = 24
+
+
+def orders(frame, broken, outcome=None):
+    """Every order an exploration ran: a row per schedule, a cell per request coloured by client.
+
+    `broken` says in words what a failing order does ("lose an update"); `outcome(results)` names how
+    an order ended (default: what each client returned). With more than ORDERS_UP_TO schedules there is
+    one row per distinct outcome, showing its first order and how many orders end that way. A thick
+    outline marks the step after which every continuation breaks the invariant (the point of no return).
+    """
+    outcome = outcome or (lambda results: ", ".join(f"{name}: {describe(r)}" for name, r in results.items()))
+    frame = frame.assign(outcome=frame["results"].map(outcome))
+    if len(frame) > ORDERS_UP_TO:
+        counts = frame.groupby(["outcome", "ok"], sort=False).size()
+        rows = frame.drop_duplicates(["outcome", "ok"]).reset_index(drop=True)
+        rows["outcome"] = [f"{text}   (×{counts[(text, ok)]} orders)" for text, ok in zip(rows["outcome"], rows["ok"])]
+        names = [f"outcome {n + 1}, e.g." for n in range(len(rows))]
+    else:
+        rows = frame.reset_index(drop=True)
+        names = [f"order {n + 1}" for n in range(len(rows))]
+    clients = list(dict.fromkeys(name for schedule in frame["schedule"] for name in schedule))
+    figure = go.Figure()
+    for index, client in enumerate(clients):
+        cells = [(names[r], step, label.split(": ", 1)[1], step == rows["doomed_at"][r])
+                 for r in range(len(rows)) for step, label in enumerate(rows["steps"][r])
+                 if rows["schedule"][r][step] == client]
+        if not cells:
+            continue
+        y, x, text, doomed = zip(*cells)
+        figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=client, text=text,
+                       textposition="inside", insidetextanchor="middle", textangle=0,
+                       marker={"color": CLIENT_COLOURS[index % len(CLIENT_COLOURS)],
+                               "line": {"color": COLOURS["lost"], "width": [4 if d else 0 for d in doomed]}},
+                       hovertext=[f"{client}: {t}" for t in text], hoverinfo="text")
+    longest = max(len(steps) for steps in rows["steps"])
+    figure.add_scatter(y=names, x=[longest + 0.15] * len(rows), mode="text", showlegend=False,
+                       text=[("broken: " if not ok else "holds: ") + text for ok, text in zip(rows["ok"], rows["outcome"])],
+                       textposition="middle right",
+                       textfont={"color": [COLOURS["ok"] if ok else COLOURS["lost"] for ok in rows["ok"]]})
+    if (frame["doomed_at"] >= 0).any():
+        figure.add_scatter(x=[None], y=[None], mode="markers", name="point of no return",
+                           marker={"symbol": "square-open", "size": 14, "color": COLOURS["lost"], "line": {"width": 3}})
+    bad = int((~frame["ok"]).sum())
+    figure.update_layout(
+        title=f"{bad} of {len(frame)} possible orders {broken}" + ("" if bad else ": none can"),
+        barmode="overlay", height=150 + 30 * len(rows), margin={"t": 60, "r": 20},
+        xaxis={"title": "step (one request reaches DynamoDB)", "range": [-0.1, longest * 1.9 + 1], "dtick": 1,
+               "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},
+        yaxis={"autorange": "reversed", "title": ""}, legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
+        uniformtext_minsize=8)
     return figure

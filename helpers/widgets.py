@@ -1,4 +1,5 @@
 """ipywidgets panels: bounded controls, a Run button, a progress bar, and an output area for figures and tables."""
+import html
 import inspect
 import threading
 import time
@@ -9,7 +10,8 @@ import plotly.graph_objects as go
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import display
 
-from . import plots, races
+from . import explore, plots, races
+from .trace import tracing
 
 
 class Panel:
@@ -183,3 +185,106 @@ def wait_visibly(seconds, why):
     while (left := end - time.monotonic()) > 0:
         time.sleep(min(0.1, left))
         bar.value = bar.max - round(max(left - 0.1, 0) * 10)
+
+
+class StepThrough:
+    """'You are the scheduler': one button per client sends that client's next request; the state after each step.
+
+    Built by step_through(). Also driven from code: step("alice"), replay(schedule), reset(); `history`,
+    `verdict` and `state` hold what the panel shows.
+    """
+
+    def __init__(self, clients, reset, check=None, show=None, orders=None, title="You are the scheduler"):
+        self.stepper = explore.Stepper(clients, reset, check)
+        self.show_state = show
+        self.state = None
+        self.buttons = {name: widgets.Button(layout=widgets.Layout(width="auto")) for name in clients}
+        for name, button in self.buttons.items():
+            button.on_click(lambda _, name=name: self.act(self.step, name))
+        self.reset_button = widgets.Button(description="Reset", icon="undo")
+        self.reset_button.on_click(lambda _: self.act(self.reset))
+        self.schedules = widgets.Dropdown(options=schedule_options(orders), description="order",
+                                          layout=widgets.Layout(width="auto"))
+        self.replay_button = widgets.Button(description="Replay", icon="play")
+        self.replay_button.on_click(lambda _: self.act(self.replay, self.schedules.value))
+        replaying = [self.schedules, self.replay_button] if orders is not None and len(orders) else []
+        self.steps_view, self.verdict_view, self.output = widgets.HTML(), widgets.HTML(), widgets.Output()
+        self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), *self.buttons.values(),
+                                  widgets.HBox([self.reset_button, *replaying]), self.steps_view, self.output,
+                                  self.verdict_view])
+        self.refresh()
+
+    def act(self, action, *args):
+        """Run a button's action; an error is shown in the panel instead of being lost in the log."""
+        try:
+            action(*args)
+        except Exception as failure:  # a button has no cell to raise into
+            self.verdict_view.value = f"<span style='color:#b00'>{type(failure).__name__}: {failure}</span>"
+
+    def step(self, name):
+        """Send `name`'s held request to DynamoDB; return the request."""
+        request = self.stepper.step(name)
+        self.refresh()
+        return request
+
+    def replay(self, schedule):
+        """Start over and play `schedule` step by step."""
+        self.stepper.replay(schedule)
+        self.refresh()
+
+    def reset(self):
+        """Start over from the starting state."""
+        self.stepper.reset()
+        self.refresh()
+
+    @property
+    def history(self):
+        """The steps taken so far, as 'alice: GetItem' labels."""
+        return [request.label for request in self.stepper.steps]
+
+    @property
+    def verdict(self):
+        """'' while clients are still running; then what they returned and whether the check held."""
+        if not self.stepper.done:
+            return ""
+        returned = ", ".join(f"{name} → {explore.describe(r)}" for name, r in self.stepper.results.items())
+        ok = self.stepper.ok
+        judged = "" if ok is None else (" · the invariant holds" if ok else " · the invariant is BROKEN")
+        return f"all done: {returned}{judged}"
+
+    def refresh(self):
+        """Relabel the buttons, list the steps, show the state and the verdict."""
+        held = self.stepper.held
+        for name, button in self.buttons.items():
+            if name in held:
+                button.description, button.disabled = f"{name} ▶ {held[name].summary}", False
+            else:
+                result = self.stepper.results.get(name)
+                button.description, button.disabled = f"{name}: done, returned {explore.describe(result)}", True
+        listed = "".join(f"<li><code>{html.escape(request.label)}</code> {html.escape(request.summary)}</li>"
+                         for request in self.stepper.steps)
+        self.steps_view.value = f"<b>Steps so far</b><ol>{listed}</ol>" if listed else "<i>No step yet: press a client.</i>"
+        if self.show_state:
+            with tracing(False):
+                self.state = self.show_state()
+            self.output.outputs = (display_data(self.state),)
+        verdict = self.verdict
+        colour = "#2e7d32" if self.stepper.ok else "#b00"
+        self.verdict_view.value = f"<b style='color:{colour}'>{html.escape(verdict)}</b>" if verdict else ""
+
+    def _ipython_display_(self):
+        display(self.view)
+
+
+def schedule_options(orders):
+    """Dropdown entries (text, schedule) for an exploration's orders, the broken ones first."""
+    if orders is None:
+        return []
+    ranked = orders.sort_values("ok", kind="stable")
+    return [(f"{'broken' if not ok else 'holds'}: {' → '.join(steps)}", schedule)
+            for steps, schedule, ok in zip(ranked["steps"], ranked["schedule"], ranked["ok"])]
+
+
+def step_through(clients, reset, check=None, show=None, orders=None, title="You are the scheduler"):
+    """A panel that lets the learner release the clients' requests one at a time (see StepThrough)."""
+    return StepThrough(clients, reset, check, show, orders, title)

@@ -1,0 +1,420 @@
+"""Every order: a few clients' DynamoDB requests released one at a time, every interleaving run for real.
+
+`explore({"alice": f, "bob": g}, reset=..., check=...)` runs each client function on its own thread.
+A botocore `before-send` handler (emitted once per HTTP attempt, retries included) holds each request
+until its turn, so the backend sees one request at a time in an order the explorer chooses; between
+requests a client runs freely. Every distinct order is run once, each from a fresh `reset()` (a
+stateless depth-first search over the choice points, as Microsoft's CHESS does), and the answer is one
+row per order: the schedule, its steps, what each client returned and whether `check` held.
+
+`Stepper` drives the same machinery by hand, one request at a time (the step-through panel uses it).
+"""
+import json
+import threading
+import time
+from contextlib import contextmanager
+from math import factorial, prod
+
+import pandas as pd
+from botocore.exceptions import ClientError
+
+from . import trace
+from .backend import connect
+
+CLIENT_TIMEOUT = 10
+MAX_SCHEDULES = 1000
+STOP_WITHIN = 1.0
+SLICE = 0.1
+HOLD_ID = "lab-explore-hold"
+
+
+class ExplorationError(RuntimeError):
+    """The scenario cannot be explored as written; the message names the client and what to change."""
+
+
+class Stopped(BaseException):
+    """Raised in a held client when its run is stopped; not an Exception, so `except Exception` cannot keep it."""
+
+
+CURRENT = threading.local()  # on a client thread: .run (its Run) and .name (its client name)
+EXPLORING = threading.Lock()
+
+
+class Request:
+    """One held request: who sends it, the operation, and its body as DynamoDB JSON."""
+
+    def __init__(self, client, operation, body):
+        self.client, self.operation, self.body = client, operation, body
+
+    @property
+    def label(self):
+        """'alice: GetItem', as the explorer's `steps` column writes a step."""
+        return f"{self.client}: {self.operation}"
+
+    @property
+    def summary(self):
+        """The request in one line: 'PutItem {PK: 'seat#14C', holder: 'alice'} if version = 1'."""
+        return request_summary(self.operation, self.body)
+
+    @property
+    def block(self):
+        """The request's transcript block, as the notebooks print calls."""
+        return trace.render_call(self.operation, self.body)
+
+
+def request_summary(operation, body):
+    """One line for a request body: operation, item or key, update and condition."""
+    if "TransactItems" in body:
+        kinds = ", ".join(next(iter(action)) for action in body["TransactItems"])
+        return f"{operation} [{kinds}]"
+    names, values = body.get("ExpressionAttributeNames", {}), body.get("ExpressionAttributeValues", {})
+    parts = [operation]
+    for field in ("Item", "Key"):
+        if field in body:
+            parts.append(trace.attributes(body[field]))
+    for field, word in (("UpdateExpression", ""), ("ConditionExpression", "if ")):
+        if field in body:
+            parts.append(word + trace.substitute(body[field], names, values))
+    return " ".join(parts)
+
+
+def hold_request(request, event_name, **_):
+    """botocore before-send hook: on a client thread of a run, wait for this request's turn."""
+    run = getattr(CURRENT, "run", None)
+    if run is not None:
+        operation = event_name.rpartition(".")[2]
+        run.hold(CURRENT.name, Request(CURRENT.name, operation, json.loads(request.body or b"{}")))
+
+
+def install_hold(client):
+    """Register the hold on a boto3 client once; threads that are not a run's clients pass straight through."""
+    client.meta.events.register("before-send.dynamodb", hold_request, unique_id=HOLD_ID)
+
+
+class Run:
+    """One schedule in progress: client threads, each running, held at a request, or done."""
+
+    def __init__(self, clients, timeout=CLIENT_TIMEOUT):
+        self.clients = clients
+        self.timeout = timeout
+        self.changed = threading.Condition()
+        self.running = set(clients)
+        self.since = {name: time.monotonic() for name in clients}
+        self.held = {}
+        self.results = {}
+        self.steps = []
+        self.stopped = False
+        self.threads = [threading.Thread(target=self.serve, args=(name,), name=f"explore-{name}", daemon=True)
+                        for name in clients]
+
+    def start(self):
+        """Start every client and wait until each is held at its first request or done."""
+        for thread in self.threads:
+            thread.start()
+        self.settle()
+
+    def serve(self, name):
+        """A client thread: run the client function, keep what it returned or raised."""
+        CURRENT.run, CURRENT.name = self, name
+        try:
+            result = self.clients[name]()
+        except Stopped:
+            return
+        except Exception as error:  # the client's exception is its result, for check() to judge
+            result = error
+        with self.changed:
+            self.results[name] = result
+            self.running.discard(name)
+            self.changed.notify_all()
+
+    def hold(self, name, request):
+        """Called on the client's thread before each HTTP attempt: wait until release(name)."""
+        with self.changed:
+            if self.stopped:
+                raise Stopped
+            self.held[name] = request
+            self.running.discard(name)
+            self.changed.notify_all()
+            while name in self.held and not self.stopped:
+                self.changed.wait()
+            if self.stopped:
+                raise Stopped
+
+    def settle(self):
+        """Wait until no client is running; name any that neither sends a request nor finishes in time."""
+        with self.changed:
+            while self.running:
+                late = [name for name in self.clients
+                        if name in self.running and time.monotonic() - self.since[name] > self.timeout]
+                if late:
+                    raise ExplorationError(
+                        f"Client {late[0]!r} neither sent a DynamoDB request nor finished within {self.timeout:g} s. "
+                        "Between two requests a client must not wait for another client (they run one at a "
+                        "time here); make it send its requests through the lab's client or return.")
+                self.changed.wait(SLICE)
+
+    def release(self, name):
+        """Let `name`'s held request go to DynamoDB, then wait for every client to settle again."""
+        with self.changed:
+            request = self.held.pop(name)
+            self.running.add(name)
+            self.since[name] = time.monotonic()
+            self.steps.append(request)
+            self.changed.notify_all()
+        self.settle()
+        return request
+
+    @property
+    def enabled(self):
+        """The clients holding a request, in the order the scenario names them."""
+        return [name for name in self.clients if name in self.held]
+
+    def stop(self):
+        """Release every thread (each held request raises Stopped) and wait up to a second for them."""
+        with self.changed:
+            self.stopped = True
+            self.changed.notify_all()
+        deadline = time.monotonic() + STOP_WITHIN
+        for thread in self.threads:
+            thread.join(max(deadline - time.monotonic(), 0))
+
+
+def check_clients(clients):
+    """Raise a clear error unless clients is a non-empty dict of name -> function of no arguments."""
+    if not isinstance(clients, dict) or not clients:
+        raise ValueError('clients must be a dict of name -> function, e.g. {"alice": book_alice, "bob": book_bob}.')
+    for name, function in clients.items():
+        if not isinstance(name, str) or not callable(function):
+            raise ValueError(f"clients[{name!r}] must be a function of no arguments, named by a string "
+                             f"(got {function!r}).")
+
+
+@contextmanager
+def exclusive():
+    """One exploration at a time in a kernel: a second one started while one runs is refused."""
+    if not EXPLORING.acquire(blocking=False):
+        raise RuntimeError("Another exploration is running in this kernel; wait for it to finish (or interrupt "
+                           "it) before starting the next one.")
+    try:
+        yield
+    finally:
+        EXPLORING.release()
+
+
+def run_schedule(clients, reset, prefix, timeout):
+    """Run one schedule: follow `prefix`, then always the first client that is ready; return (run, choices)."""
+    reset()
+    run = Run(clients, timeout)
+    choices = []
+    try:
+        run.start()
+        while run.held:
+            enabled = run.enabled
+            chosen = prefix[len(choices)] if len(choices) < len(prefix) else enabled[0]
+            if chosen not in enabled:
+                raise ExplorationError(not_repeatable(prefix, len(choices), chosen, enabled))
+            choices.append((chosen, tuple(enabled)))
+            run.release(chosen)
+    except BaseException:
+        run.stop()
+        raise
+    return run, choices
+
+
+def not_repeatable(prefix, at, chosen, enabled):
+    """Why a schedule could not be replayed: the scenario did not behave the same way twice."""
+    done = " -> ".join(prefix[:at]) or "the start"
+    return (f"The scenario did not repeat itself: after {done}, {chosen!r} held no request this time (ready: "
+            f"{', '.join(enabled) or 'nobody'}). Make reset() restore every item the clients read, and make each "
+            "client depend only on what DynamoDB answers (not on the clock, randomness or shared variables).")
+
+
+def next_prefix(choices):
+    """The next schedule of the depth-first search: change the deepest choice that has an untried sibling."""
+    for depth in range(len(choices) - 1, -1, -1):
+        chosen, enabled = choices[depth]
+        later = enabled[enabled.index(chosen) + 1:]
+        if later:
+            return [name for name, _ in choices[:depth]] + [later[0]]
+    return None
+
+
+def too_many(max_schedules, first_run):
+    """The ValueError for a scenario with more orders than max_schedules, with an estimate and the cure."""
+    counts = {}
+    for request in first_run.steps:
+        counts[request.client] = counts.get(request.client, 0) + 1
+    estimate = factorial(sum(counts.values())) // prod(factorial(n) for n in counts.values())
+    per_client = ", ".join(f"{name} {n}" for name, n in counts.items())
+    return ValueError(
+        f"This scenario has more than {max_schedules:,} possible orders (about {estimate:,} if every client always "
+        f"made as many requests as in the first order: {per_client}). Use fewer clients or fewer requests per "
+        "client (3 clients of 2 requests each have 90 orders; 3 of 3 have 1,680), or pass a larger max_schedules.")
+
+
+def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, timeout=CLIENT_TIMEOUT):
+    """Run every order in which the clients' requests can reach DynamoDB; one row per schedule.
+
+    clients: {name: function of no arguments}; every request it sends through the lab's client is a step.
+    reset(): restores the starting state before each schedule. check(results) -> True when the invariant
+    holds, given {name: what the client returned, or the exception it raised}. reset and check make
+    requests freely: they are not steps. Nothing is printed (see `replay` for one schedule's transcript).
+    Columns: schedule, steps, requests, results, ok, and doomed_at (see `doomed_steps`).
+    """
+    check_clients(clients)
+    lab = lab or connect(quiet=True)
+    install_hold(lab.client)
+    rows, prefix, first = [], [], None
+    with exclusive(), trace.tracing(False):
+        while prefix is not None:
+            if len(rows) == max_schedules:
+                raise too_many(max_schedules, first)
+            run, choices = run_schedule(clients, reset, prefix, timeout)
+            first = first or run
+            results = {name: run.results[name] for name in clients}
+            rows.append({"schedule": tuple(request.client for request in run.steps),
+                         "steps": tuple(request.label for request in run.steps),
+                         "requests": tuple(request.summary for request in run.steps),
+                         "results": results, "ok": bool(check(results))})
+            prefix = next_prefix(choices)
+    frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "results", "ok"])
+    return frame.assign(doomed_at=doomed_steps(frame))
+
+
+def doomed_steps(frame):
+    """Per failing schedule, the step (0-based) after which every continuation breaks the invariant; -1 if ok.
+
+    Every order was run, so for each prefix of a schedule we know all its continuations: the point of
+    no return is the shortest prefix none of whose continuations holds (0 for a scenario whose every
+    order fails from its first step on).
+    """
+    holds = set()
+    for schedule, ok in zip(frame["schedule"], frame["ok"]):
+        if ok:
+            holds.update(schedule[:length] for length in range(len(schedule) + 1))
+    doomed = []
+    for schedule, ok in zip(frame["schedule"], frame["ok"]):
+        if ok:
+            doomed.append(-1)
+            continue
+        length = next(n for n in range(len(schedule) + 1) if schedule[:n] not in holds)
+        doomed.append(max(length - 1, 0))
+    return doomed
+
+
+def replay(clients, reset, schedule, check=None, *, lab=None, timeout=CLIENT_TIMEOUT):
+    """Run one schedule with its transcript printed, each request under the client that sent it; return results.
+
+    With `check`, returns (results, ok).
+    """
+    stepper = Stepper(clients, reset, check, lab=lab, timeout=timeout)
+    try:
+        for name in schedule:
+            request = stepper.step(name)
+            with trace.TRACER.lock:
+                trace.TRACER.flush()
+                print(f"--- {request.client} ---\n{request.block}\n")
+        if not stepper.done:
+            raise ExplorationError(f"After {' -> '.join(schedule)}, clients {', '.join(stepper.enabled)} still "
+                                   "hold requests: a schedule names every step until all clients are done.")
+        return (stepper.results, stepper.ok) if check else stepper.results
+    finally:
+        stepper.close()
+
+
+class Stepper:
+    """One schedule played by hand: step(name) releases that client's held request; reset() starts over."""
+
+    def __init__(self, clients, reset, check=None, *, lab=None, timeout=CLIENT_TIMEOUT):
+        check_clients(clients)
+        self.clients, self.reset_state, self.check, self.timeout = clients, reset, check, timeout
+        self.lab = lab or connect(quiet=True)
+        install_hold(self.lab.client)
+        self.run = None
+        self.reset()
+
+    def reset(self):
+        """Stop the current schedule, restore the starting state and hold every client at its first request."""
+        self.close()
+        with trace.tracing(False):
+            self.reset_state()
+            self.run = Run(self.clients, self.timeout)
+            try:
+                self.run.start()
+            except BaseException:
+                self.run.stop()
+                raise
+
+    def step(self, name):
+        """Release `name`'s held request and wait until every client is held again or done; return the request."""
+        if name not in self.clients:
+            raise ValueError(f"No client named {name!r}; the clients are {', '.join(self.clients)}.")
+        if name not in self.run.held:
+            state = "has finished" if name in self.run.results else "holds no request"
+            raise ValueError(f"{name} {state}; clients with a request to send: {', '.join(self.enabled) or 'none'}.")
+        with trace.tracing(False):
+            try:
+                return self.run.release(name)
+            except BaseException:
+                self.run.stop()
+                raise
+
+    def replay(self, schedule):
+        """Start over and play `schedule` (a sequence of client names) step by step."""
+        self.reset()
+        for name in schedule:
+            self.step(name)
+
+    @property
+    def held(self):
+        """{client: the request it is about to send}, for the clients holding one."""
+        return {name: self.run.held[name] for name in self.run.enabled}
+
+    @property
+    def enabled(self):
+        """Clients holding a request, in the scenario's order."""
+        return self.run.enabled
+
+    @property
+    def steps(self):
+        """The requests released so far, in order."""
+        return list(self.run.steps)
+
+    @property
+    def done(self):
+        """True when every client has finished."""
+        return len(self.run.results) == len(self.clients)
+
+    @property
+    def results(self):
+        """{client: what it returned or raised}, for the clients that have finished."""
+        return {name: self.run.results[name] for name in self.clients if name in self.run.results}
+
+    @property
+    def ok(self):
+        """check(results) once every client is done (None before, or without a check)."""
+        if not self.done or self.check is None:
+            return None
+        with trace.tracing(False):
+            return bool(self.check(self.results))
+
+    def close(self):
+        """Release the held client threads."""
+        if self.run is not None:
+            self.run.stop()
+
+
+def describe(result):
+    """A client's result in a few words: the value it returned, or the error code it raised."""
+    if isinstance(result, ClientError):
+        return result.response["Error"]["Code"]
+    if isinstance(result, Exception):
+        return f"{type(result).__name__}: {result}"
+    return repr(result)
+
+
+def outcome_counts(frame, outcome):
+    """How many schedules end in each outcome(results), as a DataFrame with the verdict beside it."""
+    outcomes = frame["results"].map(outcome)
+    counts = frame.assign(outcome=outcomes).groupby(["outcome", "ok"], sort=False).size()
+    return counts.rename("orders").reset_index()
