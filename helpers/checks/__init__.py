@@ -1,8 +1,10 @@
-"""Exercise checkers: attack a learner's function the way production would, report the smallest failing run.
+"""Exercise checkers: attack a learner's function the way production would, report the first failing run.
 
 A checker module (one per notebook, e.g. helpers/checks/p22.py) describes an attack: how to set up
 fresh state, which calls to fire at once, and the invariant that must hold afterwards. `attack`
-runs it at growing concurrency and stops at the first run that breaks the invariant.
+first runs two calls (by default) in every order their requests can reach DynamoDB (helpers.explore)
+and reports the first order that breaks the invariant, the same every run; then it fires calls at
+growing concurrency, as real threads released together, and stops at the first run that breaks it.
 """
 import threading
 import time
@@ -12,10 +14,13 @@ import pandas as pd
 import plotly.graph_objects as go
 from botocore.exceptions import ClientError
 
+from .. import explore, plots
 from ..trace import tracing
+from ..widgets import step_through
 
 SIZES = (2, 5, 10, 20, 50)
 TRIES = 3
+CLIENT_NAMES = ("alice", "bob", "carol", "dave", "erin")
 
 
 @dataclass
@@ -27,6 +32,9 @@ class Report:
     message: str
     calls: int
     log: pd.DataFrame = field(repr=False)
+    schedule: tuple = ()
+    scenario: object = field(default=None, repr=False)
+    orders: pd.DataFrame = field(default=None, repr=False)
 
     def __post_init__(self):
         """Record this run in the learner's progress file (helpers.progress)."""
@@ -42,18 +50,103 @@ class Report:
         return f"{mark} **{'PASS' if self.passed else 'FAIL'}** {self.exercise}: {self.message}"
 
     def figure(self):
-        """Timeline of the reported run: one lane per call, coloured by what it returned."""
+        """Every order of the exhaustive stage when it failed; else a timeline of the reported run, one lane per call."""
+        if self.orders is not None:
+            return plots.orders(self.orders, f"break {self.exercise}", outcome=self.scenario.outcome)
         verdict = "PASS: the last run" if self.passed else "FAIL: the smallest failing run"
         return run_timeline(self.log, f"{self.exercise}, {verdict}<br><sup>{self.message}</sup>")
 
+    def replay(self):
+        """The failing order in a step-through panel, played to its end (Reset there to play it yourself)."""
+        if self.scenario is None:
+            raise ValueError(f"{self.exercise} found no failing order to replay: {self.message}")
+        panel = step_through(self.scenario.clients, self.scenario.reset, self.scenario.check, orders=self.orders,
+                             title=f"{self.exercise}: the failing order, step by step")
+        panel.replay(self.schedule)
+        return panel
 
-def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES):
-    """Fire calls(n) at `learner` concurrently for growing n; return the first run breaking invariant.
+
+class Scenario:
+    """A checker's attack as an exploration: clients that call the learner's function, reset, and a check."""
+
+    def __init__(self, learner, setup, arguments, invariant):
+        self.learner, self.setup, self.arguments, self.invariant = learner, setup, arguments, invariant
+        self.state, self.calls, self.problem = None, [], None
+        self.reset()
+        self.clients = {CLIENT_NAMES[i]: self.client(i) for i in range(len(self.calls))}
+
+    def client(self, i):
+        """The function client i runs: the learner's function on this schedule's i-th arguments."""
+        return lambda: self.learner(*self.calls[i])
+
+    def reset(self):
+        """Fresh state and fresh arguments for the next schedule."""
+        self.state = self.setup()
+        self.calls = list(self.arguments(self.state))
+
+    def log(self, results):
+        """The results of one schedule as the log an invariant reads (as run_at_once logs a run)."""
+        rows = []
+        for i, (name, result) in enumerate(results.items()):
+            error = None
+            if isinstance(result, ClientError):
+                result, error = None, result.response["Error"]["Code"]
+            elif isinstance(result, Exception):
+                result, error = None, f"{type(result).__name__}: {result}"
+            rows.append({"call": i, "args": self.calls[i], "result": result, "error": error,
+                         "start_ms": float("nan"), "end_ms": float("nan")})
+        return pd.DataFrame(rows)
+
+    def check(self, results):
+        """True when the invariant holds after this schedule; the problem is kept for the report."""
+        self.problem = self.invariant(self.state, self.log(results))
+        return self.problem is None
+
+    def outcome(self, results):
+        """How a schedule ended, in words: what each client returned or raised."""
+        return ", ".join(f"{name} {explore.describe(result)}" for name, result in results.items())
+
+
+def exhaustive(exercise, learner, setup, arguments, invariant):
+    """Run the calls `arguments(state)` in every order; a failing Report for the first order that breaks, or None.
+
+    Returns (report or None, number of orders run).
+    """
+    with tracing(False):
+        scenario = Scenario(learner, setup, arguments, invariant)
+    problems = {}
+
+    def check(results):
+        held = scenario.check(results)
+        if not held:
+            problems.setdefault("first", (scenario.problem, scenario.log(results)))
+        return held
+
+    orders = explore.explore(scenario.clients, scenario.reset, check)
+    if orders["ok"].all():
+        return None, len(orders)
+    first = orders[~orders["ok"]].iloc[0]
+    problem, log = problems["first"]
+    names = " and ".join(scenario.clients)
+    message = (f"{' -> '.join(first['steps'])}: {problem} (in {int((~orders['ok']).sum())} of the {len(orders)} "
+               f"orders in which {names}'s requests can reach DynamoDB)")
+    return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders), len(orders)
+
+
+def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES, orders_of=2, explore_setup=None):
+    """Explore `learner` in every order, then fire calls(n) at it concurrently for growing n; report the first break.
 
     setup() -> state; calls(state, n) -> list of argument tuples; invariant(state, log) -> None or a message.
+    orders_of: how many calls the exhaustive stage runs in every order (calls(state, orders_of)), or a
+    function state -> argument tuples for a scenario of its own. explore_setup: the exhaustive stage's
+    setup when it must differ from the stress stage's (it must give the same state every time).
     """
     if not callable(learner):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {learner!r}.")
+    arguments = orders_of if callable(orders_of) else (lambda state: calls(state, orders_of))
+    report, explored = exhaustive(exercise, learner, explore_setup or setup, arguments, invariant)
+    if report:
+        return report
     log = None
     with tracing(False):
         for n in sizes:
@@ -65,8 +158,8 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES)
                     calls_word = "call" if n == 1 else "calls"
                     return Report(exercise, False, f"{problem} (with {n} concurrent {calls_word})", n, log)
     total = sum(sizes) * tries
-    return Report(exercise, True, f"held in {len(sizes) * tries} runs of up to {sizes[-1]} concurrent calls "
-                                  f"({total} calls in all)", sizes[-1], log)
+    return Report(exercise, True, f"held in {len(sizes) * tries} runs of up to {sizes[-1]} concurrent calls ({total} "
+                                  f"calls in all), and in all {explored} orders of the exhaustive stage", sizes[-1], log)
 
 
 def run_at_once(learner, arguments):
