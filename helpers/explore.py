@@ -202,18 +202,25 @@ def exclusive():
 
 
 def run_schedule(clients, reset, prefix, timeout):
-    """Run one schedule: follow `prefix`, then always the first client that is ready; return (run, choices)."""
+    """Run one schedule: follow `prefix`, then always the first client that is ready; return (run, choices).
+
+    prefix and choices are lists of (client chosen, clients that were ready); along the prefix the same
+    clients must be ready as when it was first run, or the scenario does not repeat itself.
+    """
     reset()
     run = Run(clients, timeout)
     choices = []
     try:
         run.start()
         while run.held:
-            enabled = run.enabled
-            chosen = prefix[len(choices)] if len(choices) < len(prefix) else enabled[0]
-            if chosen not in enabled:
-                raise ExplorationError(not_repeatable(prefix, len(choices), chosen, enabled))
-            choices.append((chosen, tuple(enabled)))
+            enabled = tuple(run.enabled)
+            if len(choices) < len(prefix):
+                chosen, expected = prefix[len(choices)]
+                if enabled != expected:
+                    raise ExplorationError(not_repeatable(choices, expected, enabled))
+            else:
+                chosen = enabled[0]
+            choices.append((chosen, enabled))
             run.release(chosen)
     except BaseException:
         run.stop()
@@ -221,12 +228,13 @@ def run_schedule(clients, reset, prefix, timeout):
     return run, choices
 
 
-def not_repeatable(prefix, at, chosen, enabled):
+def not_repeatable(choices, expected, enabled):
     """Why a schedule could not be replayed: the scenario did not behave the same way twice."""
-    done = " -> ".join(prefix[:at]) or "the start"
-    return (f"The scenario did not repeat itself: after {done}, {chosen!r} held no request this time (ready: "
-            f"{', '.join(enabled) or 'nobody'}). Make reset() restore every item the clients read, and make each "
-            "client depend only on what DynamoDB answers (not on the clock, randomness or shared variables).")
+    done = " -> ".join(name for name, _ in choices) or "the start"
+    return (f"The scenario did not repeat itself: after {done}, the clients with a request to send were "
+            f"{', '.join(expected) or 'nobody'} the first time and {', '.join(enabled) or 'nobody'} this time. Make "
+            "reset() restore every item the clients read, and make each client depend only on what DynamoDB answers "
+            "(not on the clock, randomness or shared variables).")
 
 
 def next_prefix(choices):
@@ -235,7 +243,7 @@ def next_prefix(choices):
         chosen, enabled = choices[depth]
         later = enabled[enabled.index(chosen) + 1:]
         if later:
-            return [name for name, _ in choices[:depth]] + [later[0]]
+            return choices[:depth] + [(later[0], enabled)]
     return None
 
 
@@ -410,7 +418,7 @@ def describe(result):
         return result.response["Error"]["Code"]
     if isinstance(result, Exception):
         return f"{type(result).__name__}: {result}"
-    return repr(result)
+    return repr(trace.plain(result))
 
 
 def outcome_counts(frame, outcome):
