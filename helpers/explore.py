@@ -104,6 +104,7 @@ class Run:
         self.results = {}
         self.steps = []
         self.stopped = False
+        self.go = {name: threading.Event() for name in clients}
         self.threads = [threading.Thread(target=self.serve, args=(name,), name=f"explore-{name}", daemon=True)
                         for name in clients]
 
@@ -129,16 +130,17 @@ class Run:
 
     def hold(self, name, request):
         """Called on the client's thread before each HTTP attempt: wait until release(name)."""
+        go = self.go[name]
         with self.changed:
             if self.stopped:
                 raise Stopped
+            go.clear()
             self.held[name] = request
             self.running.discard(name)
             self.changed.notify_all()
-            while name in self.held and not self.stopped:
-                self.changed.wait()
-            if self.stopped:
-                raise Stopped
+        go.wait()
+        if self.stopped:
+            raise Stopped
 
     def settle(self):
         """Wait until no client is running; name any that neither sends a request nor finishes in time."""
@@ -160,7 +162,7 @@ class Run:
             self.running.add(name)
             self.since[name] = time.monotonic()
             self.steps.append(request)
-            self.changed.notify_all()
+        self.go[name].set()
         self.settle()
         return request
 
@@ -173,7 +175,8 @@ class Run:
         """Release every thread (each held request raises Stopped) and wait up to a second for them."""
         with self.changed:
             self.stopped = True
-            self.changed.notify_all()
+        for go in self.go.values():
+            go.set()
         deadline = time.monotonic() + STOP_WITHIN
         for thread in self.threads:
             thread.join(max(deadline - time.monotonic(), 0))
