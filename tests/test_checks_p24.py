@@ -2,6 +2,7 @@
 from botocore.exceptions import ClientError
 
 from helpers.checks.p24 import check_buy, check_next_invoice
+from support import notebook_functions
 
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
 INVOICE = {"PK": "SEQUENCE#invoice", "SK": "COUNTER"}
@@ -72,3 +73,42 @@ def test_next_invoice_with_add_passes(lab):
 def test_next_invoice_returning_nothing_is_told_what_to_return(lab):
     report = check_next_invoice(lambda table: None)
     assert not report.passed and "return the new number itself" in report.message
+
+
+NOTEBOOK = "24-atomic-counters.ipynb"
+RACE = "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: "
+
+
+def test_the_notebooks_starting_buy_is_caught_in_the_same_order_every_run(lab, run):
+    starting_buy, = notebook_functions(NOTEBOOK, "buy")
+    report = check_buy(starting_buy)
+    assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message == (RACE + "2 shoppers were told they bought one, and the stock went from 1 to 0 (in 4 of "
+                              "the 6 orders in which alice and bob's requests can reach DynamoDB)")
+
+
+def test_the_notebooks_starting_next_invoice_is_caught_in_the_same_order_every_run(lab, run):
+    starting_next_invoice, = notebook_functions(NOTEBOOK, "next_invoice")
+    report = check_next_invoice(starting_next_invoice)
+    assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message == (RACE + "2 callers got [1, 1]: [1] handed out twice (in 4 of the 6 orders in which alice "
+                              "and bob's requests can reach DynamoDB)")
+
+
+def test_the_notebooks_solutions_pass_both_stages(lab):
+    buy_solution, next_invoice_solution = notebook_functions(NOTEBOOK, "buy_solution", "next_invoice_solution")
+    for report in (check_buy(buy_solution), check_next_invoice(next_invoice_solution)):
+        assert report.passed, report.message
+        assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+def test_checking_the_last_widget_in_code_before_add_is_caught_going_below_zero(lab):
+    def buy_checked_then_added(table):
+        if table.get_item(Key=STOCK)["Item"]["stock"] <= 0:
+            return False
+        table.update_item(Key=STOCK, UpdateExpression="ADD stock :minus_one", ExpressionAttributeValues={":minus_one": -1})
+        return True
+
+    report = check_buy(buy_checked_then_added)
+    assert report.message.startswith("alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: 2 "
+                                     "shoppers were told they bought one, and the stock went from 1 to -1 (in 4 of the 6 orders")

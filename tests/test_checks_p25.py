@@ -3,6 +3,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers.checks.p25 import PROFILE, STOCK, account_key, check_place_order_once, check_transfer, order_key
+from support import notebook_functions
 
 pytestmark = pytest.mark.stress
 
@@ -132,3 +133,35 @@ def test_a_duplicate_reported_as_failed_is_caught(lab):
     report = check_place_order_once(place_order_refusing_duplicates)
     assert not report.passed
     assert "but the order exists" in report.message
+
+
+NOTEBOOK = "25-transactions.ipynb"
+
+
+def test_the_notebooks_starting_transfer_is_caught_overdrawing_in_the_same_order_every_run(lab, run):
+    starting_transfer, = notebook_functions(NOTEBOOK, "transfer")
+    report = check_transfer(starting_transfer)
+    assert not report.passed and report.schedule == ("alice", "bob", "alice", "alice", "bob", "bob")
+    assert report.message == (
+        "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: "
+        "an account was overdrawn: {'A': -20, 'B': 220, 'C': 0} (in 12 of the 16 orders in which alice and bob's "
+        "requests can reach DynamoDB)")
+
+
+def test_the_notebooks_starting_place_order_once_is_caught_taking_stock_twice_every_run(lab, run):
+    starting_place_order_once, = notebook_functions(NOTEBOOK, "place_order_once")
+    report = check_place_order_once(starting_place_order_once)
+    assert not report.passed and report.schedule == ("alice", "bob")
+    assert report.message == ("alice: TransactWriteItems -> bob: TransactWriteItems: stock is 8, but the orders that "
+                              "exist (o0) take 1 of 10 (in 2 of the 2 orders in which alice and bob's requests can "
+                              "reach DynamoDB)")
+
+
+def test_the_notebooks_solutions_pass_both_stages(lab):
+    transfer_solution, place_order_once_solution = notebook_functions(
+        NOTEBOOK, "cancellation_codes", "transfer_solution", "place_order_once_solution")[1:]
+    transferred, ordered = check_transfer(transfer_solution), check_place_order_once(place_order_once_solution)
+    assert transferred.passed, transferred.message
+    assert ordered.passed, ordered.message
+    assert transferred.message.endswith("and in all 2 orders of the exhaustive stage")
+    assert ordered.message.endswith("and in all 2 orders of the exhaustive stage")

@@ -8,29 +8,37 @@ TABLE = "p24-atomic-counters"
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
 INVOICE = {"PK": "SEQUENCE#invoice", "SK": "COUNTER"}
 STARTING_STOCK = 10
+LAST_ONE = 1
+
+
+def shop(stock):
+    """setup() for a shop with `stock` widgets: state is (table, the starting stock)."""
+    def setup():
+        table = fresh_table(TABLE)
+        table.put_item(Item={**STOCK, "stock": stock})
+        return table, stock
+    return setup
 
 
 def check_buy(buy):
-    """Attack buy(table): up to 50 shoppers at once take from 10 in stock; never below zero, every sale counted."""
-    def setup():
-        table = fresh_table(TABLE)
-        table.put_item(Item={**STOCK, "stock": STARTING_STOCK})
-        return table
-
-    def invariant(table, log):
+    """Attack buy(table): two shoppers for the last widget in every order, then up to 50 at once for 10."""
+    def invariant(state, log):
+        table, starting = state
         if log["error"].notna().any():
             return f"buy raised {log['error'].dropna().iloc[0]!r} instead of returning False"
         sold = int((log["result"] == True).sum())  # noqa: E712  (True, not just truthy)
         stock = table.get_item(Key=STOCK, ConsistentRead=True)["Item"]["stock"]
-        if stock != STARTING_STOCK - sold or sold != min(len(log), STARTING_STOCK):
-            return f"{sold} shoppers were told they bought one, and the stock went from {STARTING_STOCK} to {stock}"
+        if stock != starting - sold or sold != min(len(log), starting):
+            return f"{sold} shoppers were told they bought one, and the stock went from {starting} to {stock}"
         return None
 
-    return attack("buy", buy, setup, lambda table, n: [(table,)] * n, invariant)
+    # Two shoppers can oversell only the last widget, so the exhaustive stage starts with one in stock.
+    return attack("buy", buy, shop(STARTING_STOCK), lambda state, n: [(state[0],)] * n, invariant,
+                  explore_setup=shop(LAST_ONE))
 
 
 def check_next_invoice(next_invoice):
-    """Attack next_invoice(table): n concurrent callers must get exactly the numbers 1..n, each once."""
+    """Attack next_invoice(table): two callers in every order, then n at once, must get exactly 1..n, each once."""
     def setup():
         return fresh_table(TABLE)
 
@@ -46,4 +54,5 @@ def check_next_invoice(next_invoice):
             return (f"{len(log)} callers got {numbers}" + (f": {repeated} handed out twice" if repeated else ""))
         return None
 
-    return attack("next_invoice", next_invoice, setup, lambda table, n: [(table,)] * n, invariant)
+    # Two callers on a counter that does not exist yet: both can read "none" and hand out 1.
+    return attack("next_invoice", next_invoice, setup, lambda table, n: [(table,)] * n, invariant, orders_of=2)
