@@ -16,6 +16,10 @@ KEY = {"PK": {"S": "USER#alice"}, "SK": {"S": "PROFILE"}}
 REQUESTS = [
     ("PutItem", {"TableName": TABLE, "Item": {**KEY, "credits": {"N": "10"}, "tags": {"SS": ["a", "b"]}},
                  "ReturnValues": "ALL_OLD"}),
+    ("PutItem", {"TableName": TABLE, "Item": {**KEY, "credits": {"N": "10"}, "hash": {"B": "AP8="},
+                                              "tokens": {"BS": ["AP8=", "AQ=="]},
+                                              "nested": {"M": {"l": {"L": [{"B": "AP8="}, {"M": {"b": {"B": "AQ=="}}}]}}}},
+                 "ReturnValues": "ALL_OLD"}),
     ("GetItem", {"TableName": TABLE, "Key": KEY, "ConsistentRead": True}),
     ("UpdateItem", {"TableName": TABLE, "Key": KEY, "UpdateExpression": "ADD credits :n",
                     "ExpressionAttributeValues": {":n": {"N": "5"}}, "ReturnValues": "ALL_NEW"}),
@@ -51,7 +55,7 @@ def table():
     handler_for("DeleteTable", {"TableName": TABLE}).delete_table()
 
 
-@pytest.mark.parametrize("target, body", REQUESTS, ids=[target for target, _ in REQUESTS])
+@pytest.mark.parametrize("target, body", REQUESTS, ids=[f"{n}-{target}" for n, (target, _) in enumerate(REQUESTS)])
 def test_direct_encoding_matches_motos_serializer(target, body):
     handler = handler_for(target, body)
     result = getattr(handler, camelcase_to_underscores(target))()

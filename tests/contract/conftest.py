@@ -1,4 +1,9 @@
-"""Contract fixtures: one shared table with a GSI, per-test keys, and a client that skips botocore's checks."""
+"""Contract fixtures: one shared table with a GSI, per-test keys, a client that skips botocore's checks, and raw
+HTTP requests whose header names are spelt as other SDKs spell them."""
+import http.client
+import json
+from urllib.parse import urlparse
+
 import boto3
 import pytest
 from botocore.config import Config
@@ -7,6 +12,8 @@ from helpers import BackendError, connect, fresh_table
 from helpers.backend import CLIENT_CONFIG, DUMMY_CREDENTIALS
 
 TABLE = "p90-contract"
+HEADER_CASES = {"lower": str.lower, "upper": str.upper,
+                "mixed": lambda name: "".join(c.upper() if i % 2 else c.lower() for i, c in enumerate(name))}
 
 
 def pytest_report_header(config):
@@ -35,3 +42,26 @@ def unvalidated_client(lab):
     session = boto3.session.Session(**(DUMMY_CREDENTIALS if lab.kind != "aws" else {}))
     return session.client("dynamodb", endpoint_url=lab.endpoint, region_name=lab.client.meta.region_name,
                           config=CLIENT_CONFIG.merge(Config(parameter_validation=False)))
+
+
+@pytest.fixture(params=sorted(HEADER_CASES))
+def raw(request, lab):
+    """raw("PutItem", body) -> (status, answer): one unsigned http.client request, header names in one case."""
+    if lab.kind == "aws":
+        pytest.skip("raw unsigned requests reach only a local server")
+    spell = HEADER_CASES[request.param]
+
+    def send(target, body, service="DynamoDB_20120810"):
+        address = urlparse(lab.endpoint)
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+        headers = {"X-Amz-Target": f"{service}.{target}", "Content-Type": "application/x-amz-json-1.0",
+                   "Authorization": "AWS4-HMAC-SHA256 Credential=lab/20260101/us-east-1/dynamodb/aws4_request, "
+                                    "SignedHeaders=host;x-amz-target, Signature=0"}
+        try:
+            connection.request("POST", "/", body=json.dumps(body),
+                               headers={spell(name): value for name, value in headers.items()})
+            response = connection.getresponse()
+            return response.status, json.loads(response.read() or b"{}")
+        finally:
+            connection.close()
+    return send
