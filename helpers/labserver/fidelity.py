@@ -6,16 +6,37 @@ behaviour that moto (5.2) lacks; tests/contract/ holds the lab server and Dynamo
 import base64
 import hashlib
 import json
+import re
 import time
+import zlib
 from collections import OrderedDict
+from functools import cache, partial
 
+from moto.core.responses import get_service_model
 from moto.dynamodb import responses as moto_responses
+from moto.dynamodb.exceptions import TransactionCanceledException
+
+from .knobs import find_table
 
 MAX_ACTIONS = 100
 MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 TOKEN_WINDOW_SECONDS = 10 * 60
-LENGTH_ERROR = ("1 validation error detected: Value at 'TransactItems' failed to satisfy constraint: "
+LENGTH_ERROR = ("1 validation error detected: Value '{}' at 'transactItems' failed to satisfy constraint: "
                 "Member must have length {}")
+NULL_MEMBER = "Value null at '{}' failed to satisfy constraint: Member must not be null"
+JAVA_MODEL = "com.amazonaws.dynamodb.v20120810"
+UNDEFINED_NAME = ("Invalid {}: An expression attribute name used in the document path is not defined; "
+                  "attribute name: {}")
+PROJECTION_SYNTAX = 'Invalid ProjectionExpression: Syntax error; token: "{}", near: "{}"'
+KEY_MISMATCH = "The provided key element does not match the schema"
+INDEX_EXISTS = "Attempting to create an index which already exists"
+NO_SUCH_INDEX = "Requested resource not found: Index {} for table {}"
+NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
+PARTIQL_VERBS = ("SELECT", "INSERT", "UPDATE", "DELETE", "EXISTS")
+EXPRESSION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|:[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9][0-9]*|[.,\[\]()=<>]|.",
+                              re.DOTALL)
+STATEMENT_PIECE = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|[^'\"?]+")
+PROJECTION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9][0-9]*|[.,\[\]]")
 MULTIPLE_OPERATIONS = "Transaction request cannot include multiple operations on one item"
 TOO_LARGE = "The aggregate size of the items in the transaction cannot exceed 4 MB"
 TOKEN_MISMATCH = ("DynamoDB rejected the request because you retried a request with a different payload but "
@@ -33,7 +54,7 @@ def error(code, message, status=400, **extra):
 
 def before(target, params):
     """Answer a request here, as (status, body), when DynamoDB's answer differs from moto's; else None."""
-    for rule in BEFORE.get(target, ()):
+    for rule in (partial(required_members, target), *BEFORE.get(target, ())):
         try:
             answer = rule(params)
         except (AttributeError, KeyError, TypeError, ValueError):
@@ -43,6 +64,15 @@ def before(target, params):
     return None
 
 
+def rewrite(target, params):
+    """The request as moto can apply it, where DynamoDB takes a form moto does not; else None."""
+    rule = REWRITE.get(target)
+    try:
+        return rule(params) if rule else None
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+
+
 def after(target, params, status, payload):
     """Correct the body of moto's response where it differs from DynamoDB's."""
     for rule in AFTER.get(target, ()):
@@ -50,17 +80,129 @@ def after(target, params, status, payload):
     return payload
 
 
+def required_members(target, params):
+    """A required member left out is a ValidationException naming each one; moto fails on the missing key."""
+    if target not in operation_names():
+        return None
+    missing = [name for name in required_names(target) if params.get(name) is None]
+    if not missing:
+        return None
+    count = f"{len(missing)} validation error{'s' if len(missing) > 1 else ''} detected: "
+    return error("ValidationException", count + "; ".join(NULL_MEMBER.format(lower_camel(n)) for n in missing))
+
+
+@cache
+def operation_names():
+    """Every operation in DynamoDB's API model."""
+    return frozenset(get_service_model("dynamodb").operation_names)
+
+
+@cache
+def required_names(target):
+    """The top-level members an operation's input shape requires, in the model's order."""
+    return tuple(get_service_model("dynamodb").operation_model(target).input_shape.required_members)
+
+
+def lower_camel(name):
+    """'TableName' -> 'tableName', as DynamoDB names members in validation errors."""
+    return name[:1].lower() + name[1:]
+
+
 def at_least_one_action(params):
     """An empty TransactItems list is a ValidationException (minimum length 1); moto accepts it."""
     if params.get("TransactItems") == []:
-        return error("ValidationException", LENGTH_ERROR.format("greater than or equal to 1"))
+        return error("ValidationException", LENGTH_ERROR.format("[]", "greater than or equal to 1"))
     return None
 
 
-def at_most_100_actions(params):
-    """More than 100 actions is a ValidationException in DynamoDB's words; moto words it otherwise."""
-    if len(params.get("TransactItems", [])) > MAX_ACTIONS:
-        return error("ValidationException", LENGTH_ERROR.format(f"less than or equal to {MAX_ACTIONS}"))
+def at_most_100_actions(model_class, params):
+    """More than 100 actions is a ValidationException that prints the list as Java does; moto words it otherwise."""
+    actions = params.get("TransactItems", [])
+    if len(actions) > MAX_ACTIONS:
+        return error("ValidationException", LENGTH_ERROR.format(java_list(model_class, actions),
+                                                                f"less than or equal to {MAX_ACTIONS}"))
+    return None
+
+
+def java_list(model_class, actions):
+    """The actions as Java's List.toString prints DynamoDB's model objects: [class@hash, ...]."""
+    return "[" + ", ".join(f"{JAVA_MODEL}.{model_class}@{zlib.crc32(json.dumps(action, sort_keys=True).encode()):x}"
+                           for action in actions) + "]"
+
+
+def names_defined(kinds, params):
+    """A #name that ExpressionAttributeNames lacks is a ValidationException; moto fails with a KeyError."""
+    for detail in [params, *(next(iter(action.values())) for action in params.get("TransactItems", []))]:
+        names = detail.get("ExpressionAttributeNames") or {}
+        for kind in kinds:
+            for token in EXPRESSION_TOKEN.findall(detail.get(kind) or ""):
+                if token.startswith("#") and token not in names:
+                    return error("ValidationException", UNDEFINED_NAME.format(kind, token))
+    return None
+
+
+def projections_parse(params):
+    """A ProjectionExpression with a character no expression may hold is a syntax error; moto ignores it."""
+    for detail in [params, *params.get("RequestItems", {}).values(),
+                   *(action.get("Get", {}) for action in params.get("TransactItems", []))]:
+        answer = projection_syntax(detail.get("ProjectionExpression") or "")
+        if answer is not None:
+            return answer
+    return None
+
+
+def projection_syntax(expression):
+    """DynamoDB's syntax error for the first character outside every projection token, or None."""
+    tokens, position = [], 0
+    while position < len(expression):
+        known = PROJECTION_TOKEN.match(expression, position)
+        end = known.end() if known else position + 1
+        tokens.append((position, end, known is not None))
+        position = end
+    words = [token for token in tokens if not expression[token[0]:token[1]].isspace()]
+    for index, (start, end, known) in enumerate(words):
+        if not known:
+            near_start = words[index - 1][0] if index else start
+            near_end = words[index + 1][1] if index + 1 < len(words) else end
+            return error("ValidationException", PROJECTION_SYNTAX.format(expression[start:end],
+                                                                         expression[near_start:near_end]))
+    return None
+
+
+def gets_match_keys(params):
+    """A Get whose Key is not the table's key cancels the transaction with a ValidationError; moto words it otherwise."""
+    reasons = []
+    for action in params.get("TransactItems", []):
+        get = action["Get"]
+        table = find_table(get["TableName"])
+        if table is None:
+            return None
+        wrong = set(get["Key"]) != {name for name in (table.hash_key_attr, table.range_key_attr) if name}
+        reasons.append(("ValidationError", KEY_MISMATCH, None) if wrong else (None, None, None))
+    if not any(code for code, _, _ in reasons):
+        return None
+    return 400, json.loads(TransactionCanceledException(reasons).description)
+
+
+def index_updates_fit(params):
+    """Creating an index that exists, or deleting or updating one that does not, is refused as DynamoDB words it."""
+    table = find_table(params["TableName"])
+    if table is None:
+        return None
+    existing = {index.name for index in table.global_indexes}
+    for update in params.get("GlobalSecondaryIndexUpdates") or []:
+        (kind, detail), = update.items()
+        if kind == "Create" and detail["IndexName"] in existing:
+            return error("ValidationException", INDEX_EXISTS)
+        if kind in ("Delete", "Update") and detail["IndexName"] not in existing:
+            return error("ResourceNotFoundException", NO_SUCH_INDEX.format(detail["IndexName"], table.name))
+    return None
+
+
+def statement_is_dml(params):
+    """A statement that does not start with a PartiQL verb is a syntax error; moto fails on it."""
+    if params["Statement"].split(None, 1)[0].upper() not in PARTIQL_VERBS:
+        return error("ValidationException", NOT_WELL_FORMED)
     return None
 
 
@@ -110,10 +252,56 @@ def only_updated_attributes(params, status, payload):
     return json.dumps(answer).encode()
 
 
+KEYS_FILTER_PROJECTION = partial(names_defined, ("KeyConditionExpression", "FilterExpression", "ProjectionExpression"))
+UPDATE_CONDITION = partial(names_defined, ("UpdateExpression", "ConditionExpression"))
+def parameters_inlined(params):
+    """INSERT and DELETE with ? parameters, which moto ignores, as the same statement with the values written in."""
+    statement, parameters = params["Statement"], params.get("Parameters")
+    if not parameters or statement.split(None, 1)[0].upper() not in ("INSERT", "DELETE"):
+        return None
+    pieces = STATEMENT_PIECE.findall(statement)
+    if sum(piece == "?" for piece in pieces) != len(parameters):
+        return None
+    values = iter(partiql_literal(value) for value in parameters)
+    return {**params, "Statement": "".join(next(values) if piece == "?" else piece for piece in pieces),
+            "Parameters": []}
+
+
+def partiql_literal(value):
+    """One attribute value written as a PartiQL literal (ValueError for binary ones, which have none)."""
+    (kind, inner), = value.items()
+    if kind == "S":
+        return "'" + inner.replace("'", "''") + "'"
+    if kind == "N":
+        return inner
+    if kind == "BOOL":
+        return "true" if inner else "false"
+    if kind == "NULL":
+        return "null"
+    if kind == "M":
+        return "{" + ", ".join(f"{partiql_literal({'S': name})}: {partiql_literal(member)}"
+                               for name, member in inner.items()) + "}"
+    if kind == "L":
+        return "[" + ", ".join(partiql_literal(member) for member in inner) + "]"
+    raise ValueError(f"no PartiQL literal for a {kind} value")
+
+
 BEFORE = {
-    "TransactWriteItems": (at_least_one_action, at_most_100_actions, at_most_4_mb, replayed_token),
-    "TransactGetItems": (at_least_one_action, at_most_100_actions, one_get_per_item),
+    "TransactWriteItems": (at_least_one_action, partial(at_most_100_actions, "TransactWriteItem"), at_most_4_mb,
+                           UPDATE_CONDITION, replayed_token),
+    "TransactGetItems": (at_least_one_action, partial(at_most_100_actions, "TransactGetItem"), one_get_per_item,
+                         projections_parse, KEYS_FILTER_PROJECTION, gets_match_keys),
+    "GetItem": (projections_parse, KEYS_FILTER_PROJECTION),
+    "Query": (projections_parse, KEYS_FILTER_PROJECTION),
+    "Scan": (projections_parse, KEYS_FILTER_PROJECTION),
+    "PutItem": (UPDATE_CONDITION,),
+    "UpdateItem": (UPDATE_CONDITION,),
+    "DeleteItem": (UPDATE_CONDITION,),
+    "BatchGetItem": (projections_parse,),
+    "UpdateTable": (index_updates_fit,),
+    "ExecuteStatement": (statement_is_dml,),
 }
+REWRITE = {"ExecuteStatement": parameters_inlined}
 AFTER = {
     "TransactWriteItems": (remember_token,),
     "UpdateItem": (only_updated_attributes,),

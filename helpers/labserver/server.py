@@ -1,7 +1,9 @@
 """The embedded lab server: moto's DynamoDB engine behind a real HTTP server, one request at a time.
 
-Besides DynamoDB's protocol (POST /), it answers GET, POST and DELETE on /lab/knobs: the teaching knobs
-(helpers/labserver/knobs.py), which DynamoDB's protocol never uses.
+Besides DynamoDB's protocol (POST /, the X-Amz-Target header naming the operation), it answers the
+DynamoDB Streams protocol (targets DynamoDBStreams_20120810.*) and GET, POST and DELETE on /lab/knobs:
+the teaching knobs (helpers/labserver/knobs.py), which DynamoDB's protocol never uses. Header names are
+looked up case-insensitively, as HTTP defines them, whatever case a client sends.
 """
 import json
 import os
@@ -13,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 os.environ.setdefault("MOTO_ALLOW_NONEXISTENT_REGION", "true")
 
 from moto.core.request import Request  # noqa: E402  (moto reads the variable above at import)
+from moto.dynamodbstreams.responses import DynamoDBStreamsHandler  # noqa: E402
 
 from . import fidelity  # noqa: E402
 from .handler import FastDynamoHandler  # noqa: E402
@@ -21,6 +24,7 @@ from .knobs import Knobs, KnobError, knob_values  # noqa: E402
 JSON_TYPE = "application/x-amz-json-1.0"
 LAB_PREFIX = "/lab/"
 KNOBS_PATH = "/lab/knobs"
+STREAMS_SERVICE = "DynamoDBStreams_20120810"
 
 
 class Engine:
@@ -31,8 +35,14 @@ class Engine:
         self.knobs = Knobs()
 
     def handle(self, url, headers, body):
-        """Apply one request alone; return (status, headers, body bytes), or None when its response is lost."""
-        target = headers.get("X-Amz-Target", "").rpartition(".")[2]
+        """Apply one request alone; return (status, headers, body bytes), or None when its response is lost.
+
+        `headers` is a case-insensitive mapping (an http.client message), so any client's spelling is found.
+        """
+        service, _, target = headers.get("X-Amz-Target", "").rpartition(".")
+        if service == STREAMS_SERVICE:
+            with self.lock:
+                return self.apply_streams(url, headers, body)
         params = json.loads(body or b"{}")
         knobs = self.knobs
         if not knobs.on:
@@ -60,6 +70,9 @@ class Engine:
         if answered is not None:
             status, payload = answered
             return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
+        rewritten = fidelity.rewrite(target, params)
+        if rewritten is not None:
+            params, body = rewritten, json.dumps(rewritten).encode()
         request = Request.from_primitives("POST", url, headers, body)
         try:
             status, out_headers, payload = FastDynamoHandler.dispatch(request)
@@ -70,6 +83,12 @@ class Engine:
             payload = payload.encode()
         payload = fidelity.after(target, params, int(status), payload)
         return respond(int(status), out_headers, payload)
+
+
+    def apply_streams(self, url, headers, body):
+        """Answer a DynamoDB Streams request with moto's streams handler (the caller holds the engine lock)."""
+        status, out_headers, payload = DynamoDBStreamsHandler.dispatch(Request.from_primitives("POST", url, headers, body))
+        return respond(int(status), out_headers, payload.encode() if isinstance(payload, str) else payload)
 
 
 def respond(status, headers, payload):
@@ -91,7 +110,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.startswith(LAB_PREFIX):
             return self.answer_lab(body)
         url = f"http://{self.headers.get('Host', 'localhost')}{self.path}"
-        answer = self.engine.handle(url, dict(self.headers.items()), body)
+        answer = self.engine.handle(url, self.headers, body)
         if answer is None:
             self.close_connection = True
             return

@@ -9,10 +9,11 @@ from helpers import tracing
 MULTIPLE_OPERATIONS = "Transaction request cannot include multiple operations on one item"
 
 
-def length_error(constraint):
-    """DynamoDB's wording for a TransactItems list of the wrong length, in both forms its regions use."""
-    return re.compile(r"1 validation error detected: (Value '\[.*\]' at 'transactItems'|Value at 'TransactItems') "
-                      rf"failed to satisfy constraint: Member must have length {constraint}", re.DOTALL)
+def length_error(constraint, model_class="TransactWriteItem", count=0):
+    """DynamoDB's wording for a TransactItems list of the wrong length: the list printed as Java prints it."""
+    members = ", ".join([rf"com\.amazonaws\.dynamodb\.v20120810\.{model_class}@[0-9a-f]+"] * count)
+    return re.compile(rf"1 validation error detected: Value '\[{members}\]' at 'transactItems' "
+                      rf"failed to satisfy constraint: Member must have length {constraint}")
 
 
 def puts(table, key, count, **attributes):
@@ -48,8 +49,9 @@ def test_an_empty_transaction_is_refused(unvalidated_client, operation):
 def test_101_actions_are_refused_in_dynamodb_words(client, table, key, operation):
     actions = {"transact_write_items": puts, "transact_get_items": gets}[operation](table, key, 101)
     error = refusal(getattr(client, operation), TransactItems=actions)
+    model_class = {"transact_write_items": "TransactWriteItem", "transact_get_items": "TransactGetItem"}[operation]
     assert error["Code"] == "ValidationException"
-    assert length_error("less than or equal to 100").fullmatch(error["Message"])
+    assert length_error("less than or equal to 100", model_class, 101).fullmatch(error["Message"])
     assert written(table, key, 101) == 0
 
 

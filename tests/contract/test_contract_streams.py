@@ -1,0 +1,45 @@
+"""DynamoDB Streams: a table with a stream enabled records each write, and a streams client reads it."""
+import boto3
+import pytest
+
+from helpers import tracing
+from helpers.backend import CLIENT_CONFIG, DUMMY_CREDENTIALS, LAB_TAG
+
+TABLE = "p90-contract-stream"
+
+
+@pytest.fixture(scope="module")
+def streamed(lab):
+    """A fresh table with a NEW_AND_OLD_IMAGES stream, and a DynamoDB Streams client of the same backend."""
+    client = lab.client
+    with tracing(False):
+        try:
+            client.delete_table(TableName=TABLE)
+            client.get_waiter("table_not_exists").wait(TableName=TABLE, WaiterConfig={"Delay": 1})
+        except client.exceptions.ResourceNotFoundException:
+            pass
+        client.create_table(TableName=TABLE, BillingMode="PAY_PER_REQUEST", Tags=[LAB_TAG],
+                            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+                            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+        client.get_waiter("table_exists").wait(TableName=TABLE, WaiterConfig={"Delay": 1})
+    session = boto3.session.Session(**(DUMMY_CREDENTIALS if lab.kind != "aws" else {}))
+    streams = session.client("dynamodbstreams", endpoint_url=lab.endpoint if lab.kind != "aws" else None,
+                             region_name=client.meta.region_name, config=CLIENT_CONFIG)
+    yield client, streams
+    with tracing(False):
+        client.delete_table(TableName=TABLE)
+
+
+def test_a_put_item_is_read_back_from_the_stream(streamed):
+    client, streams = streamed
+    with tracing(False):
+        client.put_item(TableName=TABLE, Item={"PK": "order#1", "qty": 2, "token": b"\x00\x01"})
+        arn = streams.list_streams(TableName=TABLE)["Streams"][0]["StreamArn"]
+        shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard,
+                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        records = streams.get_records(ShardIterator=iterator)["Records"]
+    assert [record["eventName"] for record in records] == ["INSERT"]
+    assert records[0]["dynamodb"]["Keys"] == {"PK": {"S": "order#1"}}
+    assert records[0]["dynamodb"]["NewImage"] == {"PK": {"S": "order#1"}, "qty": {"N": "2"}, "token": {"B": b"\x00\x01"}}
