@@ -3,6 +3,7 @@ import atexit
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import urllib.error
@@ -38,6 +39,7 @@ class Lab:
     endpoint: str
     client: object = field(repr=False)
     resource: object = field(repr=False)
+    server: object = field(default=None, repr=False)
 
     def table(self, name):
         """The boto3 Table resource for `name`."""
@@ -56,7 +58,6 @@ class Lab:
 
 
 _lab = None
-_server = None
 
 
 def connect(quiet=False):
@@ -84,7 +85,7 @@ def _open_lab():
                 f"creates and deletes tables named pNN-..., tagged {LAB_TAG['Key']}={LAB_TAG['Value']}). "
                 f"Or unset {ENDPOINT_VARIABLE} to use the embedded lab server.")
         return _make_lab("aws", endpoint or None, {})
-    return _make_lab("embedded", start_embedded_server(), DUMMY_CREDENTIALS)
+    return _make_lab("embedded", None, DUMMY_CREDENTIALS, EmbeddedServer())
 
 
 def is_aws_endpoint(endpoint):
@@ -107,34 +108,59 @@ def ensure_answers(endpoint):
         ) from None
 
 
-def start_embedded_server():
-    """Start this kernel's lab server on a free loopback port; it stops when the kernel exits."""
-    global _server
-    _server = subprocess.Popen(
-        [sys.executable, "-m", "helpers.labserver", "--port", "0", "--until-stdin-closes"],
+class EmbeddedServer:
+    """This kernel's lab server process on a loopback port; it stops when the kernel exits."""
+
+    def __init__(self):
+        self.process, self.endpoint = launch_embedded_server(0)
+        atexit.register(self.stop)
+
+    def restart_if_stopped(self, **_):
+        """botocore before-send hook: when the server has died, start a fresh one at its address and say so."""
+        status = self.process.poll()
+        if status is None:
+            return
+        self.process, _ = launch_embedded_server(urlparse(self.endpoint).port)
+        raise BackendError(f"The lab server stopped ({exit_description(status)}). A fresh lab server now runs at "
+                           f"{self.endpoint}, with no tables: the tables and items this notebook made are gone. "
+                           "Run the notebook again from the top.")
+
+    def stop(self):
+        """Stop the server, if it is running."""
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.terminate()
+            self.process.wait(timeout=5)
+
+
+def launch_embedded_server(port):
+    """Start a lab server process on a loopback port (0: a free one); return (process, endpoint)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "helpers.labserver", "--port", str(port), "--until-stdin-closes"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    atexit.register(stop_embedded_server)
-    line = _server.stdout.readline()
+    line = process.stdout.readline()
     if not line.startswith("DynamoDB lab server listening on "):
         raise BackendError(f"The embedded lab server did not start (it printed {line!r}). "
                            "Run `make lab` again so the environment is reinstalled.")
-    return line.rsplit(" ", 1)[1].strip()
+    return process, line.rsplit(" ", 1)[1].strip()
 
 
-def stop_embedded_server():
-    """Stop the kernel's lab server, if one is running."""
-    if _server is not None and _server.poll() is None:
-        _server.stdin.close()
-        _server.terminate()
-        _server.wait(timeout=5)
+def exit_description(status):
+    """'exit status 1', or 'exit status -9: killed by SIGKILL' for a process a signal ended."""
+    if status >= 0:
+        return f"exit status {status}"
+    return f"exit status {status}: killed by {signal.Signals(-status).name}"
 
 
-def _make_lab(kind, endpoint, credentials):
-    """Build the client and resource, with the transcript and the table guard attached."""
+def _make_lab(kind, endpoint, credentials, server=None):
+    """Build the client and resource, with the transcript, the table guard and the server watch attached."""
+    endpoint = server.endpoint if server else endpoint
     session = boto3.session.Session(**credentials)
     resource = session.resource("dynamodb", endpoint_url=endpoint, config=CLIENT_CONFIG)
     client = resource.meta.client
     client.meta.events.register("before-call.dynamodb", trace.on_call)
+    if server:
+        client.meta.events.register("before-send.dynamodb", server.restart_if_stopped)
     if kind != "embedded":
         client.meta.events.register("before-call.dynamodb", TableGuard(client, kind).check)
     endpoint = endpoint or client.meta.endpoint_url
@@ -143,7 +169,7 @@ def _make_lab(kind, endpoint, credentials):
             client.list_tables(Limit=1)
     except BotoCoreError as error:
         raise BackendError(f"The {kind} backend at {endpoint} did not answer ListTables: {error}") from None
-    return Lab(kind, endpoint, client, resource)
+    return Lab(kind, endpoint, client, resource, server)
 
 
 class TableGuard:

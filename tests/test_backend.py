@@ -111,3 +111,21 @@ def test_server_refuses_a_busy_port_with_a_clear_message(standalone_server):
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert f"Cannot listen on 127.0.0.1:{port}" in result.stderr and "--port" in result.stderr
+
+
+def test_after_the_embedded_server_dies_the_next_request_says_so_and_later_ones_work(environment):
+    environment()
+    lab = _open_lab()
+    fresh_table("p22-conditional-writes", lab)
+    lab.server.process.kill()
+    lab.server.process.wait()
+    with pytest.raises(BackendError) as stopped:
+        lab.client.list_tables()
+    message = str(stopped.value)
+    assert "lab server stopped (exit status -9: killed by SIGKILL)" in message
+    assert f"A fresh lab server now runs at {lab.endpoint}, with no tables" in message
+    assert "Run the notebook again from the top." in message
+    assert lab.client.list_tables()["TableNames"] == []
+    fresh_table("p22-conditional-writes", lab).put_item(Item={"PK": "a", "SK": "b"})
+    assert lab.client.list_tables()["TableNames"] == ["p22-conditional-writes"]
+    lab.server.stop()
