@@ -1,4 +1,6 @@
 """The set-up files agree with each other and describe what the README promises."""
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +66,19 @@ def test_compose_runs_amazons_dynamodb_local_on_loopback_and_points_the_lab_at_i
 def test_the_repository_ships_no_dynamodb_local_jar():
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split()
     assert not [name for name in tracked if name.lower().endswith(".jar") or "dynamodblocal" in name.lower()]
+
+
+def test_binder_environment_pins_what_requirements_txt_pins_and_leaves_the_helpers_to_postbuild():
+    dependencies, pip_section = conda_environment("binder/environment.yml")
+    assert pins(pip_section) == pinned_in("requirements.txt")
+    assert not [line for line in pip_section if line.startswith("-")], "repo2docker installs this before the repo exists"
+    assert "python=3.11" in dependencies
+    assert os.access(ROOT / "binder" / "postBuild", os.X_OK)
+
+
+def test_the_dev_container_is_python_3_11_installs_as_make_lab_forwards_8888_and_opens_start_here():
+    container = json.loads((ROOT / ".devcontainer" / "devcontainer.json").read_text())
+    assert container["image"].endswith(":3.11")
+    assert container["postCreateCommand"] == "make .venv/.installed-lab"
+    assert 8888 in container["forwardPorts"]
+    assert container["customizations"]["codespaces"]["openFiles"] == ["notebooks/00-start-here.ipynb"]
