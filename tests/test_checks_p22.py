@@ -42,26 +42,60 @@ def spend_that_says_yes_when_refused(table, amount):
     return True
 
 
+def spend_checked_in_code_for_small_amounts(table, amount):
+    """Broken only below 5 credits a spend: the exhaustive stage (spends of 6) cannot see it, the stress stage must."""
+    if amount >= 5:
+        return spend(table, amount)
+    if table.get_item(Key=WALLET)["Item"]["credits"] < amount:
+        return False
+    table.update_item(Key=WALLET, UpdateExpression="SET credits = credits - :a",
+                      ExpressionAttributeValues={":a": amount})
+    return True
+
+
 def test_correct_solutions_pass(lab):
     registered, spent = check_register(register), check_spend(spend)
     assert registered.passed, registered.message
     assert spent.passed, spent.message
     assert "held in 15 runs of up to 50 concurrent calls" in registered.message
+    assert registered.message.endswith("and in all 2 orders of the exhaustive stage")
+    assert spent.message.endswith("and in all 2 orders of the exhaustive stage")
 
 
-@pytest.mark.stress
-def test_the_notebooks_starting_register_is_caught(lab, run):
+def test_the_exhaustive_stage_catches_the_notebooks_starting_register_on_every_run(lab, run):
     starting_register, = notebook_functions(NOTEBOOK, "register")
     report = check_register(starting_register)
     assert not report.passed
-    assert "users were told they own 'neo'" in report.message
-    assert str(report).startswith("FAIL register: ")
+    assert report.message == (
+        "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 users were told they own 'neo' "
+        "(user-0, user-1); the table says user-1 (in 4 of the 6 orders in which alice and bob's requests can "
+        "reach DynamoDB)")
+    assert report.schedule == ("alice", "bob", "alice", "bob")
+    assert str(report).startswith("FAIL register: alice: GetItem -> ")
+
+
+def test_the_exhaustive_stage_catches_the_notebooks_starting_spend_on_every_run(lab, run):
+    starting_spend, = notebook_functions(NOTEBOOK, "spend")
+    report = check_spend(starting_spend)
+    assert not report.passed
+    assert report.message == (
+        "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: credits -2 after 2 accepted "
+        "spends of 6 from 10 (in 4 of the 6 orders in which alice and bob's requests can reach DynamoDB)")
+    assert report.schedule == ("alice", "bob", "alice", "bob")
+
+
+def test_the_failing_order_replays_in_the_step_through_panel(lab):
+    starting_spend, = notebook_functions(NOTEBOOK, "spend")
+    report = check_spend(starting_spend)
+    panel = report.replay()
+    assert panel.history == ["alice: GetItem", "bob: GetItem", "alice: UpdateItem", "bob: UpdateItem"]
+    assert panel.stepper.ok is False
+    assert panel.verdict.endswith("the invariant is BROKEN")
 
 
 @pytest.mark.stress
-def test_the_notebooks_starting_spend_is_caught_with_the_overdrawn_balance(lab, run):
-    starting_spend, = notebook_functions(NOTEBOOK, "spend")
-    report = check_spend(starting_spend)
+def test_the_stress_stage_catches_what_two_calls_cannot_show_with_the_overdrawn_balance(lab, run):
+    report = check_spend(spend_checked_in_code_for_small_amounts)
     assert not report.passed
     assert report.message.startswith("credits -")
     assert "accepted spends of 3 from 10 (with " in report.message
@@ -69,25 +103,35 @@ def test_the_notebooks_starting_spend_is_caught_with_the_overdrawn_balance(lab, 
 
 def test_the_notebooks_solutions_pass(lab):
     register_solution, spend_solution = notebook_functions(NOTEBOOK, "register_solution", "spend_solution")
-    assert check_register(register_solution).passed
-    assert check_spend(spend_solution).passed
+    for report in check_register(register_solution), check_spend(spend_solution):
+        assert report.passed, report.message
+        assert report.message.endswith("and in all 2 orders of the exhaustive stage")
 
 
 def test_a_refusal_that_escapes_as_an_exception_is_reported(lab):
     report = check_register(register_that_lets_the_refusal_escape)
     assert not report.passed
-    assert "register raised 'ConditionalCheckFailedException' instead of returning False" in report.message
+    assert report.message.startswith("alice: PutItem -> bob: PutItem: register raised "
+                                     "'ConditionalCheckFailedException' instead of returning False (in 2 of the 2 ")
 
 
 def test_saying_yes_to_a_refused_spend_is_caught(lab):
     report = check_spend(spend_that_says_yes_when_refused)
     assert not report.passed
-    assert "accepted spends of 3 from 10" in report.message
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: credits 4 after 2 accepted spends of 6 "
+                                     "from 10 (in 2 of the 2 orders")
 
 
-def test_the_failing_run_can_be_plotted_one_bar_per_call(lab):
+def test_the_failing_order_is_drawn_among_every_order(lab):
     starting_spend, = notebook_functions(NOTEBOOK, "spend")
-    report = check_spend(starting_spend)
+    figure = check_spend(starting_spend).figure()
+    assert figure.layout.title.text == "4 of 6 possible orders break spend"
+    rows = {y for bar in figure.data if bar.type == "bar" for y in bar.y}
+    assert rows == {f"order {n}" for n in range(1, 7)}
+
+
+def test_a_failing_stress_run_can_be_plotted_one_bar_per_call(lab):
+    report = check_spend(spend_checked_in_code_for_small_amounts)
     figure = report.figure()
     assert sum(len(bar.y) for bar in figure.data) == report.calls == len(report.log)
     assert report.message in figure.layout.title.text

@@ -5,10 +5,11 @@ from . import attack
 TABLE = "p22-conditional-writes"
 USERNAME = {"PK": "USERNAME#neo", "SK": "USERNAME"}
 WALLET = {"PK": "USER#alice", "SK": "PROFILE"}
+CREDITS = 10
 
 
 def check_register(register):
-    """Attack register(table, username, user_id): many users claim 'neo' at once; exactly one may get it."""
+    """Attack register(table, username, user_id): 2 users claim 'neo' in every order, then many at once."""
     def setup():
         return fresh_table(TABLE)
 
@@ -26,20 +27,24 @@ def check_register(register):
 
 
 def check_spend(spend):
-    """Attack spend(table, amount): concurrent spends of 3 from 10 credits must never overdraw."""
+    """Attack spend(table, amount): 2 spends of 6 from 10 credits in every order, then many spends of 3 at once."""
     def setup():
         table = fresh_table(TABLE)
-        table.put_item(Item={**WALLET, "credits": 10, "status": "active"})
+        table.put_item(Item={**WALLET, "credits": CREDITS, "status": "active"})
         return table
 
     def invariant(table, log):
         if log["error"].notna().any():
             return f"spend raised {log['error'].dropna().iloc[0]!r} instead of returning False"
+        amount = log["args"].iloc[0][1]
         accepted = int((log["result"] == True).sum())  # noqa: E712
         credits = table.get_item(Key=WALLET, ConsistentRead=True)["Item"]["credits"]
-        if credits < 0 or credits != 10 - 3 * accepted or accepted != min(len(log), 3):
-            return f"credits {credits} after {accepted} accepted spends of 3 from 10"
+        if credits < 0 or credits != CREDITS - amount * accepted or accepted != min(len(log), CREDITS // amount):
+            return f"credits {credits} after {accepted} accepted spends of {amount} from {CREDITS}"
         return None
 
-    return attack("spend", spend, setup, lambda table, n: [(table, 3)] * n, invariant)
+    def two_that_can_overdraw(table):
+        """Two spends of 6: either alone fits in 10 credits, both together overdraw."""
+        return [(table, 6)] * 2
 
+    return attack("spend", spend, setup, lambda table, n: [(table, 3)] * n, invariant, orders_of=two_that_can_overdraw)
