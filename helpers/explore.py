@@ -32,6 +32,10 @@ class ExplorationError(RuntimeError):
     """The scenario cannot be explored as written; the message names the client and what to change."""
 
 
+class TooManyOrders(ValueError):
+    """A scenario with more possible orders than the exploration may run; the message says how to shrink it."""
+
+
 class Stopped(BaseException):
     """Raised in a held client when its run is stopped; not an Exception, so `except Exception` cannot keep it."""
 
@@ -257,7 +261,7 @@ def too_many(max_schedules, first_run):
         counts[request.client] = counts.get(request.client, 0) + 1
     estimate = factorial(sum(counts.values())) // prod(factorial(n) for n in counts.values())
     per_client = ", ".join(f"{name} {n}" for name, n in counts.items())
-    return ValueError(
+    return TooManyOrders(
         f"This scenario has more than {max_schedules:,} possible orders (about {estimate:,} if every client always "
         f"made as many requests as in the first order: {per_client}). Use fewer clients or fewer requests per "
         "client (3 clients of 2 requests each have 90 orders; 3 of 3 have 1,680), or pass a larger max_schedules.")

@@ -1,0 +1,80 @@
+"""Every checker's first stage runs the learner's function in every order and reports the first failing one exactly."""
+import pytest
+
+from helpers.checks import attack
+from helpers.tables import fresh_table
+
+TABLE = "p24-atomic-counters"
+KEY = {"PK": "POST#hello-world", "SK": "STATS"}
+
+
+def fresh_counter():
+    """The counter at 0 in a fresh table."""
+    table = fresh_table(TABLE)
+    table.put_item(Item={**KEY, "views": 0})
+    return table
+
+
+def lost_updates(table, log):
+    """The invariant: every call's increment is in the counter, and no call raised."""
+    if log["error"].notna().any():
+        return f"a call raised {log['error'].dropna().iloc[0]}"
+    views = table.get_item(Key=KEY, ConsistentRead=True)["Item"]["views"]
+    return None if views == len(log) else f"{len(log)} increments left views at {views}"
+
+
+def check_increment(increment, **options):
+    """A checker in the house style: increment(table) called at once by many clients."""
+    return attack("increment", increment, fresh_counter, lambda table, n: [(table,)] * n, lost_updates,
+                  sizes=(2, 5), tries=1, **options)
+
+
+def racy_increment(table):
+    current = table.get_item(Key=KEY)["Item"]["views"]
+    table.put_item(Item={**KEY, "views": current + 1})
+
+
+def add_increment(table):
+    table.update_item(Key=KEY, UpdateExpression="ADD #v :one", ExpressionAttributeNames={"#v": "views"},
+                      ExpressionAttributeValues={":one": 1})
+
+
+def test_the_first_failing_order_is_reported_as_the_exact_sequence_of_requests(lab):
+    report = check_increment(racy_increment)
+    assert not report.passed
+    assert report.message == ("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 increments left "
+                              "views at 1 (in 4 of the 6 orders in which alice and bob's requests can reach DynamoDB)")
+    assert report.schedule == ("alice", "bob", "alice", "bob")
+    assert check_increment(racy_increment).message == report.message
+
+
+def test_the_failing_order_replays_in_a_step_through_panel_and_is_drawn_with_every_other_order(lab):
+    report = check_increment(racy_increment)
+    panel = report.replay()
+    try:
+        assert panel.history == ["alice: GetItem", "bob: GetItem", "alice: PutItem", "bob: PutItem"]
+        assert panel.verdict.endswith("the invariant is BROKEN")
+    finally:
+        panel.stepper.close()
+    assert report.figure().layout.title.text == "4 of 6 possible orders break increment"
+
+
+def test_a_correct_function_passes_every_order_then_the_stress_stage(lab):
+    report = check_increment(add_increment)
+    assert report.passed
+    assert report.message == ("held in 2 runs of up to 5 concurrent calls (7 calls in all), and in all 2 orders of "
+                              "the exhaustive stage")
+    with pytest.raises(ValueError, match="found no failing order to replay"):
+        report.replay()
+
+
+def test_three_clients_in_the_exhaustive_stage_when_asked(lab):
+    report = check_increment(racy_increment, orders_of=3)
+    assert report.message.endswith("(in 84 of the 90 orders in which alice and bob and carol's requests can reach "
+                                   "DynamoDB)")
+
+
+def test_a_scenario_with_too_many_orders_says_so_and_the_stress_stage_still_runs(lab):
+    report = check_increment(add_increment, orders_of=4, max_orders=10)
+    assert report.passed
+    assert "; the exhaustive stage did not run: This scenario has more than 10 possible orders (about 24" in report.message
