@@ -4,8 +4,11 @@ from boto3.dynamodb.conditions import Attr
 from botocore.exceptions import ClientError
 
 from helpers.checks.p26 import check_change_user_email, check_sign_up_user, profile_key, sentinel_key
+from support import notebook_functions
 
 pytestmark = pytest.mark.stress
+
+NOTEBOOK = "26-unique-constraints.ipynb"
 
 
 def refused(error):
@@ -98,3 +101,31 @@ def test_a_change_that_forgets_the_old_sentinel_leaves_an_orphan(lab):
     report = check_change_user_email(change_email_in_steps)
     assert not report.passed
     assert "sentinel" in report.message
+
+
+def test_the_notebooks_starting_sign_up_is_caught_in_every_order(lab, run):
+    starting_sign_up, = notebook_functions(NOTEBOOK, "sign_up_user")
+    report = check_sign_up_user(starting_sign_up)
+    assert report.schedule == ("alice",) * 3 + ("bob",) * 3
+    assert report.message == (
+        "alice: Scan -> alice: PutItem -> alice: PutItem -> bob: Scan -> bob: PutItem -> bob: PutItem: 2 users were "
+        "told they got neo@example.com (u0, u1) (in 20 of the 20 orders in which alice and bob's requests can reach "
+        "DynamoDB)")
+
+
+def test_the_notebooks_starting_change_is_caught_leaving_an_orphan_in_every_order(lab, run):
+    starting_change, = notebook_functions(NOTEBOOK, "change_user_email")
+    report = check_change_user_email(starting_change)
+    assert report.schedule == ("alice", "alice", "bob")
+    assert report.message == (
+        "alice: PutItem -> alice: UpdateItem -> bob: PutItem: the sentinel EMAIL#u0@example.com names user 'u0', "
+        "whose profile does not have that address (in 4 of the 4 orders in which alice and bob's requests can reach "
+        "DynamoDB)")
+
+
+def test_the_notebooks_solutions_pass_both_stages(lab):
+    _, sign_up_solution, change_solution = notebook_functions(
+        NOTEBOOK, "address_taken", "sign_up_user_solution", "change_user_email_solution")
+    signed_up, changed = check_sign_up_user(sign_up_solution), check_change_user_email(change_solution)
+    assert signed_up.passed and signed_up.message.endswith("and in all 2 orders of the exhaustive stage")
+    assert changed.passed and changed.message.endswith("and in all 6 orders of the exhaustive stage")

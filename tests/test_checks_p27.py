@@ -4,8 +4,9 @@ from botocore.exceptions import ClientError
 
 from helpers.checks.p27 import check_charge_once, check_handle
 from helpers.knobs import get_knobs
-from support import refused
+from support import notebook_functions, refused
 
+NOTEBOOK = "27-idempotency-keys.ipynb"
 LEDGER = {"PK": "ACCOUNT#alice", "SK": "LEDGER"}
 
 
@@ -39,17 +40,37 @@ def test_a_charge_carrying_its_key_passes_and_leaves_the_knob_off(lab):
         assert get_knobs(lab)["lose_response"] is None
 
 
-def test_an_unconditional_charge_is_caught_charging_twice():
+def in_every_order(problem, lab):
+    """The exhaustive stage's report for two copies of one charge (on the lab server, the first response lost)."""
+    steps, orders = ((["alice", "alice", "bob"], 4) if lab.kind == "embedded" else (["alice", "bob"], 2))
+    return (f"{' -> '.join(f'{name}: UpdateItem' for name in steps)}: {problem} (in {orders} of the {orders} orders "
+            "in which alice and bob's requests can reach DynamoDB)")
+
+
+def charged_every_copy(lab):
+    """What a charge without a key leaves after two copies (and, on the lab server, one SDK retry)."""
+    return ("one request of 50 left charges [50, 50, 50] (total 150)" if lab.kind == "embedded"
+            else "one request of 50 left charges [50, 50] (total 100)")
+
+
+@pytest.mark.stress
+def test_the_notebooks_starting_charge_is_caught_in_every_order(lab, run):
+    starting_charge, = notebook_functions(NOTEBOOK, "charge_once")
+    report = check_charge_once(starting_charge)
+    assert report.message == in_every_order(charged_every_copy(lab), lab)
+
+
+def test_an_unconditional_charge_is_caught_charging_twice(lab):
     report = check_charge_once(charge_without_key)
     assert not report.passed
-    assert report.message.startswith("one request of 50 left charges [50, 50")
-    assert report.message.endswith("(with 2 concurrent calls)")
+    assert report.message == in_every_order(charged_every_copy(lab), lab)
 
 
-def test_a_charge_that_raises_for_a_duplicate_is_caught():
+def test_a_charge_that_raises_for_a_duplicate_is_caught(lab):
     report = check_charge_once(charge_that_raises_on_duplicates)
     assert not report.passed
-    assert "charge_once raised 'ConditionalCheckFailedException'" in report.message
+    assert report.message == in_every_order(
+        "charge_once raised 'ConditionalCheckFailedException'; a duplicate must be answered, not raised", lab)
 
 
 def claim_then_charge(table, request_id, amount, charge_card, in_progress=RuntimeError):
@@ -88,7 +109,8 @@ def test_check_then_write_is_caught_charging_twice():
 
     report = check_handle(check_then_write)
     assert not report.passed
-    assert report.message.startswith("the card was charged ")
+    assert report.message.startswith("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: "
+                                     "the card was charged 2 times for one request (in 4 of the 6 orders")
 
 
 def test_a_handler_raising_something_else_than_retry_later_is_caught():
@@ -108,9 +130,30 @@ def test_a_handler_that_forgets_the_response_is_caught():
 
     report = check_handle(never_completes)
     assert not report.passed
-    assert report.message.startswith("a retry after the first call finished got 'RuntimeError")
+    assert report.message == ("alice: PutItem -> bob: PutItem: a retry after the first call finished got "
+                              "'RuntimeError: request already in progress - retry later', not the stored "
+                              "{'chargeId': 'ch_1', 'amount': 50} (in 2 of the 2 orders in which alice and bob's "
+                              "requests can reach DynamoDB)")
 
 
 def test_passing_something_else_than_a_function_says_what_to_pass():
     with pytest.raises(TypeError, match="Pass your function itself"):
         check_charge_once("charge_once")
+
+
+@pytest.mark.stress
+def test_the_notebooks_starting_handler_is_caught_charging_twice(lab, run):
+    starting_handle, = notebook_functions(NOTEBOOK, "handle")
+    report = check_handle(starting_handle)
+    assert report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message == ("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: the card was charged "
+                              "2 times for one request (in 4 of the 6 orders in which alice and bob's requests can "
+                              "reach DynamoDB)")
+
+
+def test_the_notebooks_solutions_pass_both_stages(lab):
+    charge_solution, handle_solution = notebook_functions(NOTEBOOK, "charge_once_solution", "handle_solution")
+    charged, handled = check_charge_once(charge_solution), check_handle(handle_solution)
+    orders = 4 if lab.kind == "embedded" else 2
+    assert charged.passed and charged.message.endswith(f"and in all {orders} orders of the exhaustive stage")
+    assert handled.passed and handled.message.endswith("and in all 6 orders of the exhaustive stage")

@@ -5,8 +5,12 @@ import pytest
 from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
+from helpers import connect
 from helpers.checks.p28 import check_find_user, check_register
 from helpers.knobs import get_knobs
+from support import notebook_functions
+
+NOTEBOOK = "28-gsi-eventual-consistency.ipynb"
 
 
 def query_email(table, email):
@@ -66,10 +70,42 @@ def test_a_sentinel_transaction_passes():
     assert report.passed, report.message
 
 
+ASKED_THE_INDEX_FIRST = (
+    "alice: Query -> bob: Query -> alice: PutItem -> bob: PutItem: 2 users were told neo@x.com is theirs (user-0, "
+    "user-1); the table holds 2 users with it (in 4 of the 6 orders in which alice and bob's requests can reach "
+    "DynamoDB)")
+
+
 def test_asking_the_index_first_is_caught_registering_the_email_twice():
     report = check_register(register_after_asking_the_index)
     assert not report.passed
-    assert "users were told neo@x.com is theirs" in report.message
+    assert report.message == ASKED_THE_INDEX_FIRST
+
+
+@pytest.mark.stress
+def test_the_notebooks_starting_register_is_caught_in_the_exhaustive_stage_with_the_index_instant(lab, run):
+    starting_register, = notebook_functions(NOTEBOOK, "register")
+    report = check_register(starting_register)
+    assert report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message == ASKED_THE_INDEX_FIRST
+
+
+def test_the_notebooks_starting_find_user_passes_every_order_and_is_caught_by_the_lag(lab):
+    if lab.kind != "embedded":
+        pytest.skip("without the lag knob the index is instant, and a single query finds the user")
+    starting_find_user, = notebook_functions(NOTEBOOK, "find_user")
+    report = check_find_user(starting_find_user)
+    assert not report.passed
+    assert report.message.endswith("did not find the user written just before (find_user returned []) "
+                                   "(with 2 concurrent calls)")
+
+
+def test_the_notebooks_solutions_pass_both_stages(lab):
+    find_user_solution, register_solution = notebook_functions(NOTEBOOK, "find_user_solution", "register_solution")
+    register_solution.__globals__["lab"] = connect(quiet=True)
+    found, registered = check_find_user(find_user_solution), check_register(register_solution)
+    assert found.passed and found.message.endswith("and in all 6 orders of the exhaustive stage")
+    assert registered.passed and registered.message.endswith("and in all 2 orders of the exhaustive stage")
 
 
 def test_a_register_that_raises_for_a_taken_email_is_caught():
@@ -80,5 +116,6 @@ def test_a_register_that_raises_for_a_taken_email_is_caught():
 
     report = check_register(raises)
     assert not report.passed
-    assert report.message == ("register raised 'LookupError: neo@x.com is taken' instead of returning False "
-                              "(with 2 concurrent calls)")
+    assert report.message == ("alice: TransactWriteItems -> bob: TransactWriteItems: register raised 'LookupError: "
+                              "neo@x.com is taken' instead of returning False (in 2 of the 2 orders in which alice and "
+                              "bob's requests can reach DynamoDB)")

@@ -1,10 +1,14 @@
 """The notebook 29 checkers pass correct solutions and catch the broken ones learners write."""
-import re
 
+import pytest
 from botocore.exceptions import ClientError
 
+from helpers import connect
 from helpers.checks.p29 import check_acquire, check_write_fenced
-from support import refused
+from support import notebook_functions, refused
+
+NOTEBOOK = "29-distributed-locking.ipynb"
+ORDERS = "orders in which alice and bob's requests can reach DynamoDB)"
 
 
 def acquire_with_condition(table, name, owner, now, lease=2, condition="attribute_not_exists(PK) OR expiresAt < :now"):
@@ -44,10 +48,15 @@ def test_a_conditional_acquire_passes():
     assert report.passed, report.message
 
 
+TAKEN_OVER_TWICE = ("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 workers were told they hold "
+                    "the lock at now=1003 (the lease had run out at 1002) (taker-0, taker-1); the lock item names "
+                    f"taker-1 (in 4 of the 6 {ORDERS}")
+
+
 def test_read_then_write_is_caught_granting_the_lock_twice():
     report = check_acquire(acquire_after_reading)
     assert not report.passed
-    assert re.search(r"\d+ workers were told they hold the lock at now=100[03]", report.message), report.message
+    assert report.message == TAKEN_OVER_TWICE
 
 
 def test_an_acquire_that_forgets_the_lease_is_caught_taking_a_held_lock():
@@ -59,7 +68,9 @@ def test_an_acquire_that_forgets_the_lease_is_caught_taking_a_held_lock():
 def test_an_acquire_that_never_expires_is_caught_at_the_takeover():
     report = check_acquire(lambda *args: acquire_with_condition(*args, condition="attribute_not_exists(PK)"))
     assert not report.passed
-    assert "at now=1003 (the lease had run out at 1002)" in report.message
+    assert report.message == ("alice: PutItem -> bob: PutItem: 0 workers were told they hold the lock at now=1003 "
+                              "(the lease had run out at 1002) (nobody); the lock item names crashed "
+                              f"(in 2 of the 2 {ORDERS}")
 
 
 def test_a_token_checked_write_passes():
@@ -74,9 +85,8 @@ def test_an_unfenced_write_is_caught_by_the_late_stale_write():
 
     report = check_write_fenced(last_writer_wins)
     assert not report.passed
-    assert report.message in (
-        "after tokens 1 to 2 the report holds token 1 ('report 1') (with 2 concurrent calls)",
-        "a late write with token 1 after token 2 was answered True and left 'late report 1' (with 2 concurrent calls)")
+    assert report.message == ("alice: PutItem -> bob: PutItem: a late write with token 1 after token 2 was answered "
+                              f"True and left 'late report 1' (in 2 of the 2 {ORDERS}")
 
 
 def test_a_write_that_raises_when_refused_is_caught():
@@ -88,6 +98,31 @@ def test_a_write_that_raises_when_refused_is_caught():
 
     report = check_write_fenced(raises)
     assert not report.passed
-    assert report.message.split(" (with")[0] in (
-        "write_fenced raised 'ConditionalCheckFailedException' instead of returning False",
-        "a late write with token 1 after token 2 was answered 'ConditionalCheckFailedException' and left 'report 2'")
+    assert report.message == ("alice: PutItem -> bob: PutItem: a late write with token 1 after token 2 was "
+                              f"answered 'ConditionalCheckFailedException' and left 'report 2' (in 2 of the 2 {ORDERS}")
+
+
+@pytest.mark.stress
+def test_the_notebooks_starting_acquire_is_caught_taking_over_twice(lab, run):
+    starting_acquire, = notebook_functions(NOTEBOOK, "acquire")
+    report = check_acquire(starting_acquire)
+    assert report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message == TAKEN_OVER_TWICE
+
+
+@pytest.mark.stress
+def test_the_notebooks_starting_write_fenced_is_caught_in_every_order(lab, run):
+    starting_write, = notebook_functions(NOTEBOOK, "write_fenced")
+    report = check_write_fenced(starting_write)
+    assert report.schedule == ("alice", "bob")
+    assert report.message == ("alice: PutItem -> bob: PutItem: a late write with token 1 after token 2 was answered "
+                              f"True and left 'late report 1' (in 2 of the 2 {ORDERS}")
+
+
+def test_the_notebooks_solutions_pass_both_stages(lab):
+    acquire_solution, write_solution = notebook_functions(NOTEBOOK, "acquire_solution", "write_fenced_solution")
+    for solution in (acquire_solution, write_solution):
+        solution.__globals__["cond_failed"] = connect(quiet=True).client.exceptions.ConditionalCheckFailedException
+    acquired, written = check_acquire(acquire_solution), check_write_fenced(write_solution)
+    assert acquired.passed and acquired.message.endswith("and in all 2 orders of the exhaustive stage")
+    assert written.passed and written.message.endswith("and in all 2 orders of the exhaustive stage")

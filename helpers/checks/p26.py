@@ -56,7 +56,8 @@ def contested_calls(table, n):
 
 
 def check_sign_up_user(sign_up_user):
-    """Attack sign_up_user(table, user_id, email): many users claim one address, in several spellings, at once."""
+    """Attack sign_up_user(table, user_id, email): two users claim one address in two spellings, in every order,
+    then many at once."""
     def invariant(table, log):
         if raised(log):
             return raised(log)
@@ -82,7 +83,8 @@ def fresh_users(n=50):
 
 
 def check_change_user_email(change_user_email):
-    """Attack change_user_email(table, user_id, new_email): many users move to one address at once."""
+    """Attack change_user_email(table, user_id, new_email): two users move to one address in every order (with
+    only their two profiles), then many at once."""
     def invariant(table, log):
         if raised(log):
             return raised(log)
@@ -96,4 +98,5 @@ def check_change_user_email(change_user_email):
                 return f"{user_id} has the address {email} after {'winning' if user_id == won[0] else 'losing'}"
         return table_problem(table)
 
-    return attack("change_user_email", change_user_email, fresh_users, contested_calls, invariant)
+    return attack("change_user_email", change_user_email, fresh_users, contested_calls, invariant,
+                  explore_setup=lambda: fresh_users(2))

@@ -34,20 +34,25 @@ def first_error(log):
 
 
 def check_charge_once(charge_once):
-    """Attack charge_once(table, request_id, amount): copies of one request at once (on the lab server, the
-    first copy's response lost in the first run of each size); the ledger must hold the charge once."""
+    """Attack charge_once(table, request_id, amount): two copies of one request in every order, then copies at
+    once; on the lab server the first UpdateItem's response is lost (in every order, and in the first run of
+    each size), so the SDK resends it. The ledger must hold the charge once."""
     if not callable(charge_once):
         raise TypeError(f"Pass your function itself (e.g. charge_once), not {charge_once!r}.")
     lab = connect(quiet=True)
     losing = lab.kind == "embedded"
     runs = itertools.count()
 
-    def setup():
+    def ledger(lose):
+        """A fresh ledger; on the lab server, the next UpdateItem's response lost if `lose` (the knob counts)."""
         table = fresh_table(TABLE)
         table.put_item(Item={**LEDGER, "charges": [], "total": 0})
-        if losing and next(runs) % TRIES == 0:
-            set_knobs(lab, quiet=True, lose_response="UpdateItem")
+        if losing:
+            set_knobs(lab, quiet=True, lose_response="UpdateItem" if lose else None)
         return table
+
+    def setup():
+        return ledger(next(runs) % TRIES == 0)
 
     def invariant(table, log):
         error = first_error(log)
@@ -60,11 +65,12 @@ def check_charge_once(charge_once):
 
     with knobs(lab, quiet=True) if losing else nullcontext():
         return attack("charge_once", charge_once, setup,
-                      lambda table, n: [(table, "req-1", AMOUNT)] * n, invariant)
+                      lambda table, n: [(table, "req-1", AMOUNT)] * n, invariant, explore_setup=lambda: ledger(True))
 
 
 def check_handle(handle):
-    """Attack handle(table, request_id, amount, charge_card): copies of one request at once; the card is
+    """Attack handle(table, request_id, amount, charge_card): two copies of one request in every order, then
+    copies at once; the card is
     charged once, every answer is that charge, only RuntimeError ("retry later") may be raised."""
     def setup():
         return fresh_table(TABLE), Card()
