@@ -3,8 +3,17 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers.checks.p23 import ACCOUNT, check_deposit, check_withdraw
+from support import notebook_functions
 
 pytestmark = pytest.mark.stress
+NOTEBOOK = "23-optimistic-locking.ipynb"
+
+
+def from_the_notebook(*names):
+    """The notebook's functions, with the ACCOUNT key its exercise cell defines beside them."""
+    functions = notebook_functions(NOTEBOOK, *names)
+    functions[0].__globals__["ACCOUNT"] = ACCOUNT
+    return functions
 
 
 def change_with_version_check(table, change, attempts=25):
@@ -60,23 +69,58 @@ def test_a_versioned_retry_loop_passes_both_checkers(lab):
     deposited, withdrawn = check_deposit(deposit), check_withdraw(withdraw)
     assert deposited.passed, deposited.message
     assert withdrawn.passed, withdrawn.message
+    assert deposited.message.endswith("and in all 6 orders of the exhaustive stage")
+    assert withdrawn.message.endswith("and in all 6 orders of the exhaustive stage")
+
+
+def test_the_exhaustive_stage_catches_the_notebooks_starting_deposit_on_every_run(lab, run):
+    starting_deposit, = from_the_notebook("deposit")
+    report = check_deposit(starting_deposit)
+    assert not report.passed
+    assert report.message == (
+        "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: the balance is 110, but 2 calls reported "
+        "success and should have left 120 (in 4 of the 6 orders in which alice and bob's requests can reach DynamoDB)")
+    assert report.schedule == ("alice", "bob", "alice", "bob")
+
+
+def test_the_exhaustive_stage_catches_the_notebooks_starting_withdraw_on_every_run(lab, run):
+    starting_withdraw, = from_the_notebook("withdraw")
+    report = check_withdraw(starting_withdraw)
+    assert not report.passed
+    assert report.message == (
+        "alice: GetItem -> alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: GetItem -> bob: PutItem: "
+        "2 withdrawals of 60 from 100 reported success (exactly 1 can); the balance is 40 (in 18 of the 20 orders "
+        "in which alice and bob's requests can reach DynamoDB)")
+    assert report.schedule == ("alice", "alice", "bob", "alice", "bob", "bob")
+
+
+def test_the_notebooks_solutions_pass_both_stages(lab):
+    deposit_solution, withdraw_solution, _ = from_the_notebook("deposit_solution", "withdraw_solution",
+                                                               "change_balance")
+    for report in check_deposit(deposit_solution), check_withdraw(withdraw_solution):
+        assert report.passed, report.message
+        assert report.message.endswith("and in all 6 orders of the exhaustive stage")
 
 
 def test_a_deposit_without_the_version_check_loses_updates(lab, run):
     report = check_deposit(deposit_without_version_check)
     assert not report.passed
-    assert "reported success and should have left" in report.message
+    assert report.message.startswith("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: the balance "
+                                     "is 110, but 2 calls reported success and should have left 120")
 
 
 def test_a_deposit_that_skips_the_version_is_caught_even_when_the_balance_is_right(lab):
     report = check_deposit(deposit_with_add)
     assert not report.passed
-    assert "the version is 1 after" in report.message
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: the version is 1 after 2 successful "
+                                     "writes from version 1")
 
 
 def test_retrying_the_stale_write_is_caught(lab, run):
     report = check_withdraw(withdraw_retrying_the_stale_write)
     assert not report.passed
+    assert report.message.startswith("alice: GetItem -> alice: GetItem -> bob: GetItem -> alice: PutItem -> "
+                                     "bob: GetItem -> bob: PutItem: 2 withdrawals of 60 from 100 reported success")
 
 
 def test_a_checker_refuses_something_that_is_not_a_function(lab):

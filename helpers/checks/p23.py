@@ -5,12 +5,13 @@ from . import attack
 TABLE = "p23-optimistic-locking"
 ACCOUNT = {"PK": "ACCOUNT#a1", "SK": "META"}
 SIZES = (2, 5, 10, 20)
+START_BALANCE = 100
 
 
 def fresh_account():
     """The exercise table holding one account: balance 100 at version 1."""
     table = fresh_table(TABLE)
-    table.put_item(Item={**ACCOUNT, "balance": 100, "version": 1})
+    table.put_item(Item={**ACCOUNT, "balance": START_BALANCE, "version": 1})
     return table
 
 
@@ -33,25 +34,34 @@ def ledger_problem(table, writes, balance):
 
 
 def check_deposit(deposit):
-    """Attack deposit(table, amount): concurrent deposits of 10 must all land, each as one new version."""
+    """Attack deposit(table, amount): 2 deposits of 10 in every order, then many at once; every one must land."""
     def invariant(table, log):
         if raised(log):
             return raised(log)
         if not (log["result"] == True).all():  # noqa: E712  (True, not just truthy)
             return "a deposit returned something other than True"
-        return ledger_problem(table, len(log), 100 + 10 * len(log))
+        return ledger_problem(table, len(log), START_BALANCE + 10 * len(log))
 
     return attack("deposit", deposit, fresh_account, lambda table, n: [(table, 10)] * n, invariant, sizes=SIZES)
 
 
 def check_withdraw(withdraw):
-    """Attack withdraw(table, amount): concurrent withdrawals of 30 from 100; exactly three may succeed."""
+    """Attack withdraw(table, amount): 2 withdrawals of 60 from 100 in every order, then many of 30 at once."""
     def invariant(table, log):
         if raised(log):
             return raised(log)
+        amount = log["args"].iloc[0][1]
         accepted = int((log["result"] == True).sum())  # noqa: E712
-        if accepted != min(len(log), 3):
-            return f"{accepted} withdrawals of 30 from 100 reported success (exactly {min(len(log), 3)} can)"
-        return ledger_problem(table, accepted, 100 - 30 * accepted)
+        allowed = min(len(log), START_BALANCE // amount)
+        if accepted != allowed:
+            balance = table.get_item(Key=ACCOUNT, ConsistentRead=True)["Item"].get("balance")
+            return (f"{accepted} withdrawals of {amount} from {START_BALANCE} reported success (exactly {allowed} "
+                    f"can); the balance is {balance}")
+        return ledger_problem(table, accepted, START_BALANCE - amount * accepted)
 
-    return attack("withdraw", withdraw, fresh_account, lambda table, n: [(table, 30)] * n, invariant, sizes=SIZES)
+    def two_that_cannot_both_fit(table):
+        """Two withdrawals of 60: either alone fits in 100, so the one that comes second must see 40 and refuse."""
+        return [(table, 60)] * 2
+
+    return attack("withdraw", withdraw, fresh_account, lambda table, n: [(table, 30)] * n, invariant, sizes=SIZES,
+                  orders_of=two_that_cannot_both_fit)
