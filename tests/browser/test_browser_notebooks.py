@@ -18,6 +18,8 @@ WIDGET_FAILURES = ("Loading widget...", "Error displaying widget")
 # What the race panel (racy strategy, its default) must draw: the two bars, and the clobbering writes on the timeline.
 PANEL_TRACES = {"24-atomic-counters": [{"expected", "final value in DynamoDB"},
                                        {"read", "write that erased others' updates"}]}
+SCHEDULER_TITLE = "you are the scheduler"
+DOUBLE_BOOKING = [("alice", "GetItem"), ("bob", "GetItem"), ("alice", "PutItem"), ("bob", "PutItem")]
 
 WATCH_RUN_JS = """() => {
     window.labRunStarted = false;
@@ -80,6 +82,14 @@ PANEL_SHOWS_JS = """cell => {
     shows.complete = shows.outputs > 0 && !shows.errors.length && !shows.blank && !shows.undrawn
         && (shows.plots > 0 || !shows.progress);
     return shows;
+}"""
+
+TABLE_ROW_JS = """cell => {
+    const table = cell.querySelector('.widget-output table');
+    if (!table) return null;
+    const headers = [...table.querySelectorAll('thead th')].map(th => th.textContent.trim());
+    const values = [...table.querySelector('tbody tr').children].map(td => td.textContent.trim());
+    return Object.fromEntries(headers.map((header, i) => [header, values[i]]));
 }"""
 
 NOTEBOOK_SIZE_JS = """() => {
@@ -200,6 +210,44 @@ def press_run_button(page, button, expected_traces=()):
     return problems
 
 
+def play_double_booking(page, screenshots):
+    """In 30's step-through panel, press Reset, then the client buttons in a double-booking order; return problems.
+
+    Each button must be labelled with the request it sends next; afterwards the panel must call the invariant
+    broken and show the seat held by bob, the second writer. Saves a screenshot of the panel."""
+    cell = page.locator(".jp-Cell").filter(has=page.locator(".widget-html", has_text=SCHEDULER_TITLE))
+    steps = cell.locator(".widget-html li")
+    problems = []
+    try:
+        cell.scroll_into_view_if_needed()
+        cell.get_by_role("button", name="Reset").click()
+        page.wait_for_function("cell => !cell.querySelector('.widget-html li')", arg=cell.element_handle(),
+                               timeout=RENDER_MS)
+        for number, (client, operation) in enumerate(DOUBLE_BOOKING, 1):
+            button = cell.locator("button").filter(has_text=re.compile(rf"^\s*{client} ▶ {operation} "))
+            if not wait_until(page, "button => !button.disabled", button.element_handle(timeout=RENDER_MS), RENDER_MS):
+                return [f"step {number}: the button {button.inner_text()!r} stayed disabled"]
+            button.click()
+            steps.nth(number - 1).wait_for(timeout=RENDER_MS)
+        cell.get_by_text("the invariant is BROKEN").wait_for(timeout=RENDER_MS)
+    except Exception as failure:  # what a learner would see instead: the panel as it is, in the screenshot
+        problems.append(f"playing the double booking: {type(failure).__name__}: {str(failure).splitlines()[0]}")
+    played = [step.strip() for step in steps.all_inner_texts()]
+    if [step.split()[0:2] for step in played] != [[f"{client}:", operation] for client, operation in DOUBLE_BOOKING]:
+        problems.append(f"the panel lists the steps {played}")
+    seat = cell.evaluate(TABLE_ROW_JS)
+    if not seat or seat.get("holder") != "bob":
+        problems.append(f"after the double booking the panel shows the seat as {seat}, not held by bob")
+    for client in ("alice", "bob"):
+        if not cell.get_by_role("button", name=f"{client}: done, returned True").count():
+            problems.append(f"{client}'s button does not say it was told True")
+    cell.screenshot(path=screenshots / "30-seat-booking-double-booking.png")
+    return problems
+
+
+PLAYS = {"30-seat-booking": play_double_booking}  # notebook: what a learner plays in it by hand, after Run All
+
+
 def save_screenshot(page, path):
     """Screenshot the whole notebook at once, from its top, in a window made as tall as its cells (if it opened)."""
     width, height = page.viewport_size["width"], page.viewport_size["height"]
@@ -228,6 +276,8 @@ def test_notebook_runs_in_the_browser(notebook, page, jupyter_lab, screenshots):
                 problems += [f"Run button {number}: {problem}"
                              for problem in press_run_button(page, button, PANEL_TRACES.get(notebook.stem, ()))]
             problems += problems_on_page(page, cells)
+        if not problems and notebook.stem in PLAYS:
+            problems += PLAYS[notebook.stem](page, screenshots)
     finally:
         save_screenshot(page, screenshots / f"{notebook.stem}.png")
     if problems:
