@@ -26,6 +26,7 @@ MAX_SCHEDULES = 1000
 STOP_WITHIN = 1.0
 SLICE = 0.1
 HOLD_ID = "lab-explore-hold"
+ANSWER_ID = "lab-explore-answer"
 
 
 class ExplorationError(RuntimeError):
@@ -49,11 +50,17 @@ class Request:
 
     def __init__(self, client, operation, body):
         self.client, self.operation, self.body = client, operation, body
+        self.answer = None
 
     @property
     def label(self):
         """'alice: GetItem', as the explorer's `steps` column writes a step."""
         return f"{self.client}: {self.operation}"
+
+    @property
+    def refused(self):
+        """True when DynamoDB answered this request with an error (a failed condition, a cancelled transaction...)."""
+        return self.answer not in (None, "OK")
 
     @property
     def summary(self):
@@ -90,9 +97,21 @@ def hold_request(request, event_name, **_):
         run.hold(CURRENT.name, Request(CURRENT.name, operation, json.loads(request.body or b"{}")))
 
 
+def note_answer(response, caught_exception, **_):
+    """botocore needs-retry hook (once per HTTP attempt, after it): keep what DynamoDB answered the held request."""
+    run = getattr(CURRENT, "run", None)
+    if run is not None and run.steps:
+        if caught_exception is not None:
+            answer = type(caught_exception).__name__
+        else:
+            answer = response[1].get("Error", {}).get("Code") or "OK"
+        run.answered(CURRENT.name, answer)
+
+
 def install_hold(client):
     """Register the hold on a boto3 client once; threads that are not a run's clients pass straight through."""
     client.meta.events.register("before-send.dynamodb", hold_request, unique_id=HOLD_ID)
+    client.meta.events.register("needs-retry.dynamodb", note_answer, unique_id=ANSWER_ID)
 
 
 class Run:
@@ -145,6 +164,11 @@ class Run:
         go.wait()
         if self.stopped:
             raise Stopped
+
+    def answered(self, name, answer):
+        """Note the answer to `name`'s latest released request."""
+        request = next(request for request in reversed(self.steps) if request.client == name)
+        request.answer = answer
 
     def settle(self):
         """Wait until no client is running; name any that neither sends a request nor finishes in time."""
@@ -274,7 +298,8 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     reset(): restores the starting state before each schedule. check(results) -> True when the invariant
     holds, given {name: what the client returned, or the exception it raised}. reset and check make
     requests freely: they are not steps. Nothing is printed (see `replay` for one schedule's transcript).
-    Columns: schedule, steps, requests, results, ok, and doomed_at (see `doomed_steps`).
+    Columns: schedule, steps, requests, answers ("OK" or the error code DynamoDB answered each step with),
+    results, ok, and doomed_at (see `doomed_steps`).
     """
     check_clients(clients)
     lab = lab or connect(quiet=True)
@@ -290,9 +315,10 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
             rows.append({"schedule": tuple(request.client for request in run.steps),
                          "steps": tuple(request.label for request in run.steps),
                          "requests": tuple(request.summary for request in run.steps),
+                         "answers": tuple(request.answer for request in run.steps),
                          "results": results, "ok": bool(check(results))})
             prefix = next_prefix(choices)
-    frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "results", "ok"])
+    frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "results", "ok"])
     return frame.assign(doomed_at=doomed_steps(frame))
 
 

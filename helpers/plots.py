@@ -186,7 +186,8 @@ def orders(frame, broken, outcome=None):
     `broken` says in words what a failing order does ("lose an update"); `outcome(results)` names how
     an order ended (default: what each client returned). With more than ORDERS_UP_TO schedules there is
     one row per distinct outcome, showing its first order and how many orders end that way. A thick
-    outline marks the step after which every continuation breaks the invariant (the point of no return).
+    outline marks the step after which every continuation breaks the invariant (the point of no return);
+    a hatched cell is a request DynamoDB answered with an error.
     """
     outcome = outcome or (lambda results: ", ".join(f"{name}: {describe(r)}" for name, r in results.items()))
     frame = frame.assign(outcome=frame["results"].map(outcome))
@@ -201,29 +202,34 @@ def orders(frame, broken, outcome=None):
     clients = list(dict.fromkeys(name for schedule in frame["schedule"] for name in schedule))
     figure = go.Figure()
     for index, client in enumerate(clients):
-        cells = [(names[r], step, label.split(": ", 1)[1], step == rows["doomed_at"][r])
+        cells = [(names[r], step, label.split(": ", 1)[1], step == rows["doomed_at"][r], rows["answers"][r][step])
                  for r in range(len(rows)) for step, label in enumerate(rows["steps"][r])
                  if rows["schedule"][r][step] == client]
         if not cells:
             continue
-        y, x, text, doomed = zip(*cells)
+        y, x, text, doomed, answers = zip(*cells)
         figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=client, text=text,
-                       textposition="inside", insidetextanchor="middle", textangle=0,
+                       textposition="inside", insidetextanchor="middle", textangle=0, insidetextfont={"color": "white"},
                        marker={"color": CLIENT_COLOURS[index % len(CLIENT_COLOURS)],
-                               "line": {"color": COLOURS["lost"], "width": [4 if d else 0 for d in doomed]}},
-                       hovertext=[f"{client}: {t}" for t in text], hoverinfo="text")
+                               "line": {"color": COLOURS["lost"], "width": [4 if d else 0 for d in doomed]},
+                               "pattern": {"shape": ["" if a in (None, "OK") else "/" for a in answers],
+                                           "fgcolor": "white", "size": 10, "solidity": 0.12}},
+                       hovertext=[f"{client}: {t} → {a}" for t, a in zip(text, answers)], hoverinfo="text")
     longest = max(len(steps) for steps in rows["steps"])
     figure.add_scatter(y=names, x=[longest + 0.15] * len(rows), mode="text", showlegend=False,
                        text=[("broken: " if not ok else "holds: ") + text for ok, text in zip(rows["ok"], rows["outcome"])],
                        textposition="middle right",
                        textfont={"color": [COLOURS["ok"] if ok else COLOURS["lost"] for ok in rows["ok"]]})
+    if any(answer not in (None, "OK") for answers in rows["answers"] for answer in answers):
+        figure.add_bar(x=[None], y=[None], name="answered with an error (e.g. its condition failed)",
+                       marker={"color": "#757575", "pattern": {"shape": "/", "fgcolor": "white", "size": 10}})
     if (frame["doomed_at"] >= 0).any():
         figure.add_scatter(x=[None], y=[None], mode="markers", name="point of no return",
                            marker={"symbol": "square-open", "size": 14, "color": COLOURS["lost"], "line": {"width": 3}})
     bad = int((~frame["ok"]).sum())
     figure.update_layout(
-        title=f"{bad} of {len(frame)} possible orders {broken}" + ("" if bad else ": none can"),
-        barmode="overlay", height=150 + 30 * len(rows), margin={"t": 60, "r": 20},
+        title=f"{bad} of {len(frame)} possible orders {broken}" if bad else f"None of the {len(frame)} possible orders {broken}",
+        barmode="overlay", height=130 + 30 * len(rows), margin={"t": 60, "r": 20, "b": 50},
         xaxis={"title": "step (one request reaches DynamoDB)", "range": [-0.1, longest * 1.9 + 1], "dtick": 1,
                "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},
         yaxis={"autorange": "reversed", "title": ""}, legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},

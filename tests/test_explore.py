@@ -209,6 +209,7 @@ def test_a_refused_write_is_a_result_too(table):
         return "created"
 
     orders = explore({"alice": create, "bob": create}, lambda: table.delete_item(Key=KEY), lambda _: True)
+    assert list(orders["answers"]) == [("OK", "ConditionalCheckFailedException")] * 2
     assert [sorted(map(str, results.values())) for results in orders["results"]] == [
         ["An error occurred (ConditionalCheckFailedException) when calling the PutItem operation: "
          "The conditional request failed", "created"]] * 2
@@ -230,6 +231,8 @@ def test_a_lost_response_and_the_sdks_retry_are_two_steps_and_another_client_can
     finally:
         set_knobs(lab, quiet=True, lose_response=None)
     assert ("alice: UpdateItem", "bob: GetItem", "alice: UpdateItem") in set(orders["steps"])
+    for steps, answers in zip(orders["steps"], orders["answers"]):
+        assert [a for step, a in zip(steps, answers) if step.startswith("alice")] == ["ConnectionClosedError", "OK"]
     assert counts(orders) == (3, 0)
 
 
@@ -340,6 +343,7 @@ def test_the_step_through_panel_shows_the_next_requests_the_steps_the_state_and_
         for name in ("alice", "bob", "alice"):
             panel.buttons[name].click()
         assert panel.history == ["alice: GetItem", "bob: GetItem", "alice: PutItem"]
+        assert panel.steps_view.value.count("<b>→ OK</b>") == 3
         assert panel.buttons["alice"].disabled and panel.buttons["alice"].description == "alice: done, returned 1"
         assert panel.buttons["bob"].description == "bob ▶ PutItem {PK: 'POST#hello-world', SK: 'STATS', views: 1}"
         panel.step("bob")

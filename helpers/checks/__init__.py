@@ -128,7 +128,7 @@ def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explor
     first = orders[~orders["ok"]].iloc[0]
     problem, log = problems["first"]
     names = " and ".join(scenario.clients)
-    message = (f"{' -> '.join(first['steps'])}: {problem} (in {int((~orders['ok']).sum())} of the {len(orders)} "
+    message = (f"{' -> '.join(first['steps']) or 'before any request'}: {problem} (in {int((~orders['ok']).sum())} of the {len(orders)} "
                f"orders in which {names}'s requests can reach DynamoDB)")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders), ""
 
