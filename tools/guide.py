@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -52,19 +53,28 @@ def run_seconds(path):
 
 
 def measured_table():
-    """The markdown table: one row per notebook, then the totals."""
-    rows, total_run, total_read = [], 0.0, 0
+    """(the markdown table: one row per notebook, then the totals; the notebooks that failed to run)."""
+    rows, failed, total_run, total_read = [], [], 0.0, 0
+    load = os.getloadavg()[0]
     for path in sorted(NOTEBOOKS.glob("[0-9][0-9]-*.ipynb")):
         print(f"running {path.name} ...", flush=True)
         notebook = nbformat.read(path, as_version=4)
-        seconds, minutes = run_seconds(path), reading_minutes(notebook)
+        minutes = reading_minutes(notebook)
+        try:
+            seconds = run_seconds(path)
+            run_all = f"{seconds:.0f} s"
+        except CellExecutionError as error:
+            seconds, run_all = 0.0, f"failed ({error.ename})"
+            failed.append(path.name)
         total_run, total_read = total_run + seconds, total_read + minutes
-        rows.append(f"| [{path.stem}](../notebooks/{path.name}) | {objective_of(notebook)} | {seconds:.0f} s | {minutes} min |")
-    machine = f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    return "\n".join([f"Measured by `make guide` on {date.today().isoformat()} ({machine}); reading at "
-                      f"{WORDS_PER_MINUTE} words a minute, markdown cells only.", "",
-                      "| notebook | objective | run all | reading |", "|---|---|---|---|", *rows,
-                      f"| **all** | | **{total_run / 60:.1f} min** | **{total_read} min** |"])
+        rows.append(f"| [{path.stem}](../notebooks/{path.name}) | {objective_of(notebook)} | {run_all} | {minutes} min |")
+    machine = (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the "
+               f"start, Python {platform.python_version()}")
+    table = "\n".join([f"Measured by `make guide` on {date.today().isoformat()} ({machine}); reading at "
+                       f"{WORDS_PER_MINUTE} words a minute, markdown cells only.", "",
+                       "| notebook | objective | run all | reading |", "|---|---|---|---|", *rows,
+                       f"| **all** | | **{total_run / 60:.1f} min** | **{total_read} min** |"])
+    return table, failed
 
 
 def with_table(text, table):
@@ -79,8 +89,12 @@ def with_table(text, table):
 def main():
     """Measure every notebook and rewrite the table in docs/instructors.md."""
     os.environ["DYNAMODB_LAB_PROGRESS"] = str(Path(tempfile.mkdtemp(prefix="guide-progress-")) / "progress.json")
-    GUIDE.write_text(with_table(GUIDE.read_text(encoding="utf-8"), measured_table()), encoding="utf-8")
+    table, failed = measured_table()
+    GUIDE.write_text(with_table(GUIDE.read_text(encoding="utf-8"), table), encoding="utf-8")
     print(f"rewrote the measured table in {GUIDE.relative_to(ROOT)}")
+    if failed:
+        return f"{', '.join(failed)} failed to run (see above); fix them and run make guide again."
+    return 0
 
 
 if __name__ == "__main__":
