@@ -78,3 +78,18 @@ def test_a_scenario_with_too_many_orders_says_so_and_the_stress_stage_still_runs
     report = check_increment(add_increment, orders_of=4, max_orders=10)
     assert report.passed
     assert "; the exhaustive stage did not run: This scenario has more than 10 possible orders (about 24" in report.message
+
+
+def increment_that_swallows_every_error(table):
+    try:
+        add_increment(table)
+    except Exception:
+        return False
+    return True
+
+
+def test_a_function_that_swallows_every_error_fails_with_the_error_it_hid(lab):
+    report = check_increment(increment_that_swallows_every_error)
+    assert not report.passed
+    assert report.message.startswith("with its table missing, increment returned False instead of raising "
+                                     "ResourceNotFoundException: it hides errors that are not refusals")

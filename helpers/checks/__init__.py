@@ -5,6 +5,8 @@ fresh state, which calls to fire at once, and the invariant that must hold after
 first runs two calls (by default) in every order their requests can reach DynamoDB (helpers.explore)
 and reports the first order that breaks the invariant, the same every run; then it fires calls at
 growing concurrency, as real threads released together, and stops at the first run that breaks it.
+Last, one call meets a table that does not exist: an error that is not a refusal must come out of the
+learner's function, not be swallowed into an answer.
 """
 import threading
 import time
@@ -15,12 +17,14 @@ import plotly.graph_objects as go
 from botocore.exceptions import ClientError
 
 from .. import explore, plots
+from ..backend import connect
 from ..trace import tracing
 from ..widgets import step_through
 
 SIZES = (2, 5, 10, 20, 50)
 TRIES = 3
 CLIENT_NAMES = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
+MISSING_TABLE = "p99-no-such-table"
 
 
 @dataclass
@@ -162,9 +166,34 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
                 if problem:
                     calls_word = "call" if n == 1 else "calls"
                     return Report(exercise, False, f"{problem} (with {n} concurrent {calls_word})", n, log)
+    hidden = hidden_error(exercise, learner, setup, calls)
+    if hidden:
+        return Report(exercise, False, hidden, 1, log)
     total = sum(sizes) * tries
     return Report(exercise, True, f"held in {len(sizes) * tries} runs of up to {sizes[-1]} concurrent calls ({total} "
                                   f"calls in all){explored}", sizes[-1], log)
+
+
+def is_table(value):
+    """True for a boto3 Table resource."""
+    model = getattr(getattr(value, "meta", None), "resource_model", None)
+    return getattr(model, "name", None) == "Table"
+
+
+def hidden_error(exercise, learner, setup, calls):
+    """Call the learner once with its table swapped for one that does not exist; a message if nothing was raised."""
+    with tracing(False):
+        arguments = calls(setup(), 1)[0]
+        if not any(is_table(argument) for argument in arguments):
+            return None
+        missing = connect(quiet=True).table(MISSING_TABLE)
+        try:
+            answer = learner(*(missing if is_table(argument) else argument for argument in arguments))
+        except Exception:  # any error that comes out is what we want: it was not hidden
+            return None
+    return (f"with its table missing, {exercise} returned {answer!r} instead of raising ResourceNotFoundException: "
+            "it hides errors that are not refusals (catch only the refusal you expect, such as "
+            "ConditionalCheckFailedException, and let every other error raise)")
 
 
 def run_at_once(learner, arguments):
