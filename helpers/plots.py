@@ -87,6 +87,15 @@ def timeline(race):
             figure.add_trace(Trace(x=chosen["end_ms"], y=lane[rows], mode="markers", name=name,
                                    marker=styles[name], text=hover(chosen, erased_count[rows.to_numpy()]),
                                    hoverinfo="text+x"))
+    survivors = log[(log["outcome"] == "written") & ~log["overwritten"]].sort_values("end_ms")
+    if race.lost and len(survivors) <= CONNECT_UP_TO:
+        figure.add_trace(go.Scatter(x=survivors["end_ms"], y=lane[survivors.index], mode="lines+markers",
+                                    name=f"the {len(survivors)} updates that survive, in the order they chain up "
+                                         f"to the final {race.final:g}",
+                                    line={"color": COLOURS["kept"], "width": 2},
+                                    marker={"symbol": "circle-open", "color": COLOURS["kept"], "size": 15,
+                                            "line": {"width": 2}},
+                                    hoverinfo="skip"))
     pairs = log[log["erased_by"] >= 0]
     if 0 < len(pairs) <= CONNECT_UP_TO:
         eraser = log.loc[pairs["erased_by"]]
