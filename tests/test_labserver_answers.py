@@ -2,8 +2,9 @@
 
 The recording (test_labserver_answers.json) was made with moto's plain request set-up, before the lab server's
 per-request shortcuts; `LAB_RECORD_ANSWERS=1 pytest tests/test_labserver_answers.py` records it again. Only what
-differs from run to run is masked: the Date and request-id headers, and table creation times with the length and checksum that follow them. The server runs
-with a fixed hash seed, because moto orders some set members by hash (DynamoDB's sets have no order).
+differs from run to run is masked: the Date and request-id headers, and table creation times with the length and
+checksum that follow from them. The server runs with a fixed hash seed, because moto orders some set members by
+hash (DynamoDB's sets have no order).
 """
 import http.client
 import json

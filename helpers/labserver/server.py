@@ -12,6 +12,8 @@ import zlib
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from werkzeug.datastructures import Headers
+
 os.environ.setdefault("MOTO_ALLOW_NONEXISTENT_REGION", "true")
 
 from moto.core.request import Request  # noqa: E402  (moto reads the variable above at import)
@@ -25,6 +27,9 @@ JSON_TYPE = "application/x-amz-json-1.0"
 LAB_PREFIX = "/lab/"
 KNOBS_PATH = "/lab/knobs"
 STREAMS_SERVICE = "DynamoDBStreams_20120810"
+MAX_LINE = 65536
+MAX_HEADERS = 100
+HEADERS_WRITTEN_HERE = frozenset({"status", "content-length", "server", "date"})
 
 
 class Engine:
@@ -73,9 +78,8 @@ class Engine:
         rewritten = fidelity.rewrite(target, params)
         if rewritten is not None:
             params, body = rewritten, json.dumps(rewritten).encode()
-        request = Request.from_primitives("POST", url, headers, body)
         try:
-            status, out_headers, payload = FastDynamoHandler.dispatch(request)
+            status, out_headers, payload = self.dispatch(url, headers, body, target)
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
             status, payload = fidelity.error("InternalServerError", f"{type(error).__name__}: {error}", 500)
             return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
@@ -84,6 +88,13 @@ class Engine:
         payload = fidelity.after(target, params, int(status), payload)
         return respond(int(status), out_headers, payload)
 
+
+    @staticmethod
+    def dispatch(url, headers, body, target):
+        """moto's answer: set up directly for an operation in DynamoDB's model, else through a werkzeug request."""
+        if target in fidelity.operation_names():
+            return FastDynamoHandler.answer(url, headers, body, target)
+        return FastDynamoHandler.dispatch(Request.from_primitives("POST", url, headers, body))
 
     def apply_streams(self, url, headers, body):
         """Answer a DynamoDB Streams request with moto's streams handler (the caller holds the engine lock)."""
@@ -98,11 +109,48 @@ def respond(status, headers, payload):
 
 
 class Handler(BaseHTTPRequestHandler):
-    """Speaks DynamoDB's HTTP protocol on behalf of one Engine."""
+    """Speaks DynamoDB's HTTP protocol on behalf of one Engine.
+
+    The request line and headers are read here rather than by http.server, which parses headers with
+    the email package (a tenth of a request's cost); each response goes out in one write.
+    """
 
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     engine: Engine
+
+    def handle_one_request(self):
+        """Read one request's line and headers, then answer it with the do_ method of its verb."""
+        self.raw_requestline = self.rfile.readline(MAX_LINE + 1)
+        if not self.raw_requestline:
+            self.close_connection = True
+            return
+        self.requestline = self.raw_requestline.decode("latin-1").rstrip("\r\n")
+        words, fields = self.requestline.split(), self.header_fields()
+        if len(words) != 3 or not words[2].startswith("HTTP/1.") or fields is None:
+            self.command, self.request_version = "", "HTTP/1.1"
+            return self.send_error(HTTPStatus.BAD_REQUEST, "Bad request")
+        self.command, self.path, self.request_version = words
+        self.headers = Headers(fields)
+        self.close_connection = self.request_version == "HTTP/1.0" or self.headers.get("Connection", "").lower() == "close"
+        if self.headers.get("Expect", "").lower() == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        method = getattr(self, f"do_{self.command}", None)
+        if method is None:
+            return self.send_error(HTTPStatus.NOT_IMPLEMENTED, f"Unsupported method ({self.command!r})")
+        method()
+
+    def header_fields(self):
+        """[(name, value)] of the request's header lines, or None when they are malformed or too many."""
+        fields = []
+        while True:
+            line = self.rfile.readline(MAX_LINE + 1)
+            if line in (b"\r\n", b"\n", b""):
+                return fields
+            name, colon, value = line.decode("latin-1").partition(":")
+            if not colon or len(line) > MAX_LINE or len(fields) == MAX_HEADERS:
+                return None
+            fields.append((name.strip(), value.strip()))
 
     def do_POST(self):
         """Read one DynamoDB request and write the engine's answer (or drop it, if the knob says so)."""
@@ -133,14 +181,12 @@ class Handler(BaseHTTPRequestHandler):
         self.write(status, {"Content-Type": "application/json"}, json.dumps(answer).encode())
 
     def write(self, status, headers, payload):
-        """Send one complete response."""
-        self.send_response(status)
-        for name, value in headers.items():
-            if name.lower() not in ("status", "content-length", "server", "date"):
-                self.send_header(name, str(value))
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        """Send one complete response, in one write: as send_response and send_header would, Server and Date first."""
+        lines = [f"{self.protocol_version} {status} {self.responses.get(status, ('',))[0]}",
+                 f"Server: {self.version_string()}", f"Date: {self.date_time_string()}",
+                 *(f"{name}: {value}" for name, value in headers.items() if name.lower() not in HEADERS_WRITTEN_HERE),
+                 f"Content-Length: {len(payload)}"]
+        self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
 
     def log_message(self, format, *args):
         """Stay quiet: a request log would flood notebook cells."""
