@@ -139,7 +139,8 @@ def display_data(item):
 def slider(description, low, high, value, step=1):
     """An integer slider that cannot leave [low, high]."""
     return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
-                             continuous_update=False, style={"description_width": "initial"})
+                             continuous_update=False, style={"description_width": "initial"},
+                             layout=widgets.Layout(width="100%", max_width="640px"))
 
 
 def picker(description, options, value):

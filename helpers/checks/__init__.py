@@ -50,8 +50,8 @@ class Report:
         return f"{verdict} {self.exercise}: {self.message}"
 
     def _repr_markdown_(self):
-        mark = "✅" if self.passed else "❌"
-        return f"{mark} **{'PASS' if self.passed else 'FAIL'}** {self.exercise}: {self.message}"
+        verdict, colour = ("PASS", "#2e7d32") if self.passed else ("FAIL", "#c62828")
+        return f'<b style="color:{colour}">{verdict}</b> **{self.exercise}**: {self.message}'
 
     def figure(self):
         """Every order of the exhaustive stage when it failed; else a timeline of the reported run, one lane per call."""
