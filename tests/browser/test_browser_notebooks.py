@@ -214,7 +214,8 @@ def play_double_booking(page, screenshots):
     """In 30's step-through panel, press Reset, then the client buttons in a double-booking order; return problems.
 
     Each button must be labelled with the request it sends next; afterwards the panel must call the invariant
-    broken and show the seat held by bob, the second writer. Saves a screenshot of the panel."""
+    broken and show the seat held by bob, the second writer. Screenshots of the panel: after both reads, and at
+    the end."""
     cell = page.locator(".jp-Cell").filter(has=page.locator(".widget-html", has_text=SCHEDULER_TITLE))
     steps = cell.locator(".widget-html li")
     problems = []
@@ -229,6 +230,8 @@ def play_double_booking(page, screenshots):
                 return [f"step {number}: the button {button.inner_text()!r} stayed disabled"]
             button.click()
             steps.nth(number - 1).wait_for(timeout=RENDER_MS)
+            if number == 2:  # both have read a free seat: the point of no return, both buttons offer a PutItem
+                cell.screenshot(path=screenshots / "30-seat-booking-both-read.png")
         cell.get_by_text("the invariant is BROKEN").wait_for(timeout=RENDER_MS)
     except Exception as failure:  # what a learner would see instead: the panel as it is, in the screenshot
         problems.append(f"playing the double booking: {type(failure).__name__}: {str(failure).splitlines()[0]}")
