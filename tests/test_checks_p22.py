@@ -3,7 +3,7 @@
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks.p22 import WALLET, check_register, check_spend
+from helpers.checks.p22 import WALLET, check_redeem, check_register, check_spend
 from support import notebook_functions, refused
 
 NOTEBOOK = "22-conditional-writes.ipynb"
@@ -24,6 +24,39 @@ def spend(table, amount):
     try:
         table.update_item(Key=WALLET, UpdateExpression="SET credits = credits - :a", ConditionExpression="credits >= :a",
                           ExpressionAttributeValues={":a": amount})
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def redeem(table, code, user, order):
+    try:
+        table.put_item(Item={"PK": f"COUPON#{code}", "SK": f"USER#{user}", "order_id": order},
+                       ConditionExpression="attribute_not_exists(PK)")
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def swallowing_every_error(exercise):
+    """The exercise's correct body under `except Exception: return False`, which hides a missing table too."""
+    def swallowing(*args):
+        try:
+            return exercise(*args)
+        except Exception:
+            return False
+    return swallowing
+
+
+def redeem_keyed_by_the_coupon_alone(table, code, user, order):
+    """Broken: one item per coupon, so the first user's use refuses every other user."""
+    try:
+        table.put_item(Item={"PK": f"COUPON#{code}", "SK": "COUPON", "order_id": order},
+                       ConditionExpression="attribute_not_exists(PK)")
         return True
     except ClientError as error:
         if not refused(error):
@@ -140,3 +173,49 @@ def test_a_failing_stress_run_can_be_plotted_one_bar_per_call(lab):
 def test_a_checker_asks_for_the_function_itself(lab):
     with pytest.raises(TypeError, match="Pass your function itself"):
         check_register("register")
+
+
+def hidden_missing_table(exercise):
+    """The message a checker gives a function that answered False on a missing table."""
+    return (f"with its table missing, {exercise} returned False instead of raising ResourceNotFoundException: it hides "
+            "errors that are not refusals")
+
+
+@pytest.mark.parametrize("checker, solution", [(check_register, register), (check_spend, spend),
+                                               (check_redeem, redeem)], ids=["register", "spend", "redeem"])
+def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution):
+    report = checker(swallowing_every_error(solution))
+    assert not report.passed
+    assert report.message.startswith(hidden_missing_table(solution.__name__))
+
+
+def test_a_correct_redeem_passes_both_stages(lab):
+    report = check_redeem(redeem)
+    assert report.passed, report.message
+    assert report.message == ("held in 15 runs of up to 50 concurrent calls (261 calls in all), and in all 2 orders "
+                              "of the exhaustive stage")
+
+
+def test_the_exhaustive_stage_catches_the_notebooks_starting_redeem_on_every_run(lab, run):
+    starting_redeem, = notebook_functions(NOTEBOOK, "redeem")
+    report = check_redeem(starting_redeem)
+    assert not report.passed
+    assert report.message == (
+        "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: ana got the SAVE10 discount twice "
+        "(order-1, order-2); the table records it for order-2 (in 4 of the 6 orders in which alice and bob's "
+        "requests can reach DynamoDB)")
+    assert report.schedule == ("alice", "bob", "alice", "bob")
+
+
+def test_the_notebooks_redeem_solution_passes(lab):
+    redeem_solution, = notebook_functions(NOTEBOOK, "redeem_solution")
+    report = check_redeem(redeem_solution)
+    assert report.passed, report.message
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+def test_a_redemption_keyed_by_the_coupon_alone_is_caught(lab):
+    report = check_redeem(redeem_keyed_by_the_coupon_alone)
+    assert not report.passed
+    assert report.message.startswith("alice: PutItem -> bob: PutItem: ana got the SAVE10 discount once (order-1); "
+                                     "the table records it for no order")

@@ -6,6 +6,7 @@ TABLE = "p22-conditional-writes"
 USERNAME = {"PK": "USERNAME#neo", "SK": "USERNAME"}
 WALLET = {"PK": "USER#alice", "SK": "PROFILE"}
 CREDITS = 10
+COUPON = "SAVE10"
 
 
 def check_register(register):
@@ -48,3 +49,40 @@ def check_spend(spend):
         return [(table, 6)] * 2
 
     return attack("spend", spend, setup, lambda table, n: [(table, 3)] * n, invariant, orders_of=two_that_can_overdraw)
+
+
+def times(n):
+    """'once', 'twice', '3 times'."""
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def redemption_key(code, user):
+    """The item that records one user's use of one coupon."""
+    return {"PK": f"COUPON#{code}", "SK": f"USER#{user}"}
+
+
+def check_redeem(redeem):
+    """Attack redeem(table, code, user, order): ana uses SAVE10 twice in every order, then many users twice each."""
+    def setup():
+        return fresh_table(TABLE)
+
+    def uses(table, n):
+        """n calls, two by each user (user-0, user-0, user-1, user-1, ...), each for its own order."""
+        return [(table, COUPON, f"user-{i // 2}", f"order-{i}") for i in range(n)]
+
+    def invariant(table, log):
+        if log["error"].notna().any():
+            return f"redeem raised {log['error'].dropna().iloc[0]!r} instead of returning False"
+        for user, calls in log.groupby(log["args"].map(lambda args: args[2]), sort=True):
+            told = [args[3] for args, result in zip(calls["args"], calls["result"]) if result == True]  # noqa: E712
+            item = table.get_item(Key=redemption_key(COUPON, user), ConsistentRead=True).get("Item", {})
+            if len(told) != 1 or told != [item.get("order_id")]:
+                return (f"{user} got the {COUPON} discount {times(len(told))} ({', '.join(told) or 'on no order'}); "
+                        f"the table records it for {item.get('order_id', 'no order')}")
+        return None
+
+    def one_user_twice(table):
+        """ana redeems SAVE10 for two orders: exactly one may get the discount."""
+        return [(table, COUPON, "ana", "order-1"), (table, COUPON, "ana", "order-2")]
+
+    return attack("redeem", redeem, setup, uses, invariant, orders_of=one_user_twice)
