@@ -21,8 +21,9 @@ FIRST_FAILING_ORDER = {  # checker: what its exhaustive stage reports about the 
     check_book_seat: "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 clients were told they hold "
                      f"seat 14C (alice, bob); the table says bob (in 4 of the 6 {TWO}",
     check_book_seat_retry: "alice: GetItem -> bob: GetItem -> carol: GetItem -> alice: PutItem -> bob: PutItem -> "
-                           "carol: PutItem: 2 clients were told they hold seat 14C (alice, carol); the table says carol "
-                           "(in 52 of the 66 orders in which alice and bob and carol's requests can reach DynamoDB)",
+                           "carol: PutItem: 2 clients were told they hold seat 14C (alice, carol); the table says "
+                           "carol (in 52 of the 66 orders in which alice and bob and carol's requests can reach "
+                           "DynamoDB)",
     check_signup: "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: u_4821 was told 'u_4821' owns "
                   f"ana@example.com; the table says 'u_4822' (in 4 of the 6 {TWO}",
     check_reserve: "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: stock 7 after 2 "
@@ -161,7 +162,7 @@ def test_a_booking_that_does_not_decide_again_is_race_safe_but_fails_its_retried
                                      "(in 32 of the 66 orders")
 
 
-@pytest.mark.parametrize("checker, broken, finding", [
+CLASSIC_BUGS = [  # (checker, a classic bug, how its report starts: the first order that breaks, and what broke)
     (check_signup, signup_ignoring_case, "alice: PutItem -> bob: PutItem: 2 items claim ana@example.com "
                                          "(email#Ana@Example.com, email#ana@example.com)"),
     (check_reserve, reserve_then_read_the_stock, "alice: UpdateItem -> bob: UpdateItem -> alice: GetItem -> bob: "
@@ -176,7 +177,10 @@ def test_a_booking_that_does_not_decide_again_is_race_safe_but_fails_its_retried
                                                             "times"),
     (check_withdraw_once, withdraw_in_two_writes, "alice: UpdateItem -> alice: PutItem -> bob: UpdateItem -> bob: "
                                                   "PutItem: balance 40 after 1 recorded withdrawals of 30 from 100"),
-], ids=lambda value: getattr(value, "__name__", None))
+]
+
+
+@pytest.mark.parametrize("checker, broken, finding", CLASSIC_BUGS, ids=[bug.__name__ for _, bug, _ in CLASSIC_BUGS])
 def test_classic_bugs_are_caught_in_their_first_failing_order(lab, checker, broken, finding):
     report = checker(broken)
     assert not report.passed
