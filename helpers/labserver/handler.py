@@ -1,18 +1,19 @@
 """moto's DynamoDB request handler, made cheaper per request without changing a byte it answers.
 
-moto serialises every response by walking botocore's output model, about a quarter of its time per
-UpdateItem. Item operations' results are already DynamoDB JSON, so for them we keep only the
-output shape's top-level members and encode with json.dumps: the same body, much sooner (binary
-values, which moto keeps as bytes, as the base64 text DynamoDB sends). moto also lists the handler's
-methods with inspect on every request; that list never changes, so it is cached.
-
-moto's per-request set-up builds a werkzeug request from a WSGI environment, parses the JSON body as
-a query string and a form, and records the account with IAM: a quarter of an UpdateItem. `answer`
-sets up the same handler state from the request's parts directly, with moto's own body parser, so
-the action methods see exactly the parameters they would. moto parses each UpdateExpression twice
-per request into a tree that its validator deep-copies before use: the parse is cached by text, and
-the validator's copy is unpickled from that tree's pickle, a quarter of deepcopy's cost. Its request
-ids are drawn one character per call; here all 52 in one call, from the same alphabet and generator.
+- Serialising: moto walks botocore's output model for every response. Item operations' results are
+  already DynamoDB JSON, so for them we keep the output shape's top-level members and encode with
+  json.dumps (binary values, which moto keeps as bytes, as the base64 text DynamoDB sends).
+- Set-up: moto builds a werkzeug request from a WSGI environment, parses the JSON body as a query
+  string and a form, and records the account with IAM. `answer` sets up the same handler state from
+  the request's parts, with moto's own body parser, so the action methods see the same parameters.
+- UpdateExpression: moto parses each one twice per request into a tree its validator deep-copies;
+  the parse is cached by text, and the copy is unpickled from the tree's pickle (a quarter the cost).
+- Validation: moto's validator walks the tree once per check, rebuilding the check's processing map
+  at every node and testing nodes against abstract base classes; the map's node classes are kept
+  per check, and each class test is remembered per pair of classes.
+- Request ids: 52 characters from moto's generator in one call, not one call each, and not then
+  searched for in the body's XML, which DynamoDB's JSON never holds. The list of the handler's
+  methods, which moto builds with inspect on every request, is cached.
 """
 import base64
 import copy
@@ -30,7 +31,7 @@ from moto.core.request import determine_request_protocol
 from moto.core.responses import get_service_model
 from moto.core.utils import utcnow
 from moto.dynamodb.parsing import validators
-from moto.dynamodb.parsing.ast_nodes import UpdateExpression
+from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node, UpdateExpression
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.responses import DynamoHandler
 from moto.moto_api._internal import mock_random
@@ -41,12 +42,9 @@ EXPRESSIONS_KEPT = 1024
 REQUEST_ID_ALPHABET = string.ascii_letters + string.digits
 
 
-def request_id(headers=None):
-    """moto's 52-character request id, drawn in one call; recorded in `headers` as moto does."""
-    value = "".join(mock_random.choices(REQUEST_ID_ALPHABET, k=52))
-    if isinstance(headers, dict):
-        headers["x-amzn-requestid"] = value
-    return value
+def request_id():
+    """A request id as moto makes them, 52 letters and digits from its generator, drawn in one call."""
+    return "".join(mock_random.choices(REQUEST_ID_ALPHABET, k=52))
 
 
 def copy_for_validation(node):
@@ -62,10 +60,45 @@ def pickled(node):
     return pickle.dumps(node, pickle.HIGHEST_PROTOCOL)
 
 
+NODE_CLASSES = {}  # DepthFirstTraverser subclass -> the node classes it processes
+
+
+def nodes_to_be_processed(traverser):
+    """DepthFirstTraverser.nodes_to_be_processed, kept per traverser class: its processing map's keys."""
+    kind = type(traverser)
+    if kind not in NODE_CLASSES:
+        NODE_CLASSES[kind] = tuple(traverser._processing_map())
+    return NODE_CLASSES[kind]
+
+
+@cache
+def is_subclass(node_class, classes):
+    """issubclass, remembered: moto's node classes are abstract base classes, slow to test each time."""
+    return issubclass(node_class, classes)
+
+
+def traverse_node_recursively(traverser, node, child_id=-1):
+    """DepthFirstTraverser.traverse_node_recursively (children first, then the node), with class tests remembered."""
+    if not is_subclass(type(node), Node):
+        return node
+    parent_node = node.parent
+    if node.children is not None:
+        for i, child_node in enumerate(node.children):
+            traverser.pre_processing_of_child(node, i)
+            traverser.traverse_node_recursively(child_node, i)
+    if is_subclass(type(node), traverser.nodes_to_be_processed()):
+        node = traverser.process(node)
+        node.parent = parent_node
+        if parent_node:
+            parent_node.children[child_id] = node
+    return node
+
+
 moto_responses.method_names_from_class = cache(moto_responses.method_names_from_class)
-moto_responses.gen_amzn_requestid_long = request_id
 UpdateExpressionParser.make = classmethod(lru_cache(maxsize=EXPRESSIONS_KEPT)(UpdateExpressionParser.make.__func__))
 validators.deepcopy = copy_for_validation
+DepthFirstTraverser.nodes_to_be_processed = nodes_to_be_processed
+DepthFirstTraverser.traverse_node_recursively = traverse_node_recursively
 
 ITEM_OPERATIONS = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
                              "BatchWriteItem", "TransactGetItems", "TransactWriteItems"})
@@ -118,6 +151,14 @@ class FastDynamoHandler(DynamoHandler):
             {"method": "POST", "values": {}, "headers": headers, "body": body, "url_path": self.path, "url_params": {}})
         self.access_key = self.get_access_key()
         self.current_account = self.get_current_account()
+
+    @staticmethod
+    def _enrich_response(headers, body):
+        """moto's _enrich_response for JSON bodies: the status as text and a request id; the body as it is."""
+        if "status" in headers:
+            headers["status"] = str(headers["status"])
+        headers["x-amzn-requestid"] = request_id()
+        return headers, body
 
     def serialized(self, action_result):
         """Encode item-operation results directly; everything else as moto does."""
