@@ -2,7 +2,7 @@
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks.p23 import ACCOUNT, check_deposit, check_withdraw
+from helpers.checks.p23 import ACCOUNT, PLAYLIST, check_deposit, check_rename, check_withdraw
 from support import notebook_functions
 
 pytestmark = pytest.mark.stress
@@ -10,9 +10,9 @@ NOTEBOOK = "23-optimistic-locking.ipynb"
 
 
 def from_the_notebook(*names):
-    """The notebook's functions, with the ACCOUNT key its exercise cell defines beside them."""
+    """The notebook's functions, with the ACCOUNT and PLAYLIST keys its exercise cells define beside them."""
     functions = notebook_functions(NOTEBOOK, *names)
-    functions[0].__globals__["ACCOUNT"] = ACCOUNT
+    functions[0].__globals__.update(ACCOUNT=ACCOUNT, PLAYLIST=PLAYLIST)
     return functions
 
 
@@ -63,6 +63,43 @@ def withdraw_retrying_the_stale_write(table, amount):
         return False
     balance = item["balance"] - amount
     return change_with_version_check(table, lambda _: balance)
+
+
+def rename(table, title):
+    """A correct rename: only the title changes, and the version rises."""
+    table.update_item(Key=PLAYLIST, UpdateExpression="SET title = :t, version = version + :one",
+                      ExpressionAttributeValues={":t": title, ":one": 1})
+    return True
+
+
+def rename_through_the_versioned_loop(table, title):
+    """Also correct: read, put the whole item back if the version held, retry on a refusal."""
+    for _ in range(25):
+        item = table.get_item(Key=PLAYLIST, ConsistentRead=True)["Item"]
+        try:
+            table.put_item(Item={**item, "title": title, "version": item["version"] + 1},
+                           ConditionExpression="version = :v", ExpressionAttributeValues={":v": item["version"]})
+            return True
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+    raise RuntimeError("gave up after retries")
+
+
+def rename_that_leaves_the_version(table, title):
+    """Broken: sets only the title, so add_song's stale copy passes its version check."""
+    table.update_item(Key=PLAYLIST, UpdateExpression="SET title = :t", ExpressionAttributeValues={":t": title})
+    return True
+
+
+def swallowing_every_error(exercise):
+    """The exercise's correct body under `except Exception: return False`, which hides a missing table too."""
+    def swallowing(*args):
+        try:
+            return exercise(*args)
+        except Exception:
+            return False
+    return swallowing
 
 
 def test_a_versioned_retry_loop_passes_both_checkers(lab):
@@ -126,3 +163,49 @@ def test_retrying_the_stale_write_is_caught(lab, run):
 def test_a_checker_refuses_something_that_is_not_a_function(lab):
     with pytest.raises(TypeError, match="Pass your function itself"):
         check_deposit("deposit")
+
+
+def test_both_correct_renames_pass(lab):
+    for correct, orders in (rename, 3), (rename_through_the_versioned_loop, 6):
+        report = check_rename(correct)
+        assert report.passed, report.message
+        assert report.message.endswith(f"and in all {orders} orders of the exhaustive stage")
+
+
+def test_the_exhaustive_stage_catches_the_notebooks_starting_rename_on_every_run(lab, run):
+    starting_rename, = from_the_notebook("rename")
+    report = check_rename(starting_rename)
+    assert not report.passed
+    assert report.message == (
+        "alice: GetItem -> bob: GetItem -> bob: PutItem -> alice: PutItem: the playlist lost song-1: a rename put "
+        "back a copy read before the song was added (in 2 of the 6 orders in which alice and bob's requests can "
+        "reach DynamoDB)")
+    assert report.schedule == ("alice", "bob", "bob", "alice")
+
+
+def test_the_notebooks_rename_solution_passes(lab):
+    rename_solution, = from_the_notebook("rename_solution")
+    report = check_rename(rename_solution)
+    assert report.passed, report.message
+
+
+def test_a_rename_that_does_not_raise_the_version_is_caught(lab):
+    report = check_rename(rename_that_leaves_the_version)
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem -> bob: GetItem -> bob: PutItem: the version is 2 after 2 "
+                                     "successful writes from version 1: a rename must raise it too")
+
+
+@pytest.mark.parametrize("checker, solution", [(check_deposit, deposit), (check_withdraw, withdraw),
+                                               (check_rename, rename)], ids=["deposit", "withdraw", "rename"])
+def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution):
+    report = checker(swallowing_every_error(solution))
+    assert not report.passed
+    assert report.message.startswith(f"with its table missing, {checker.__name__[len('check_'):]} returned False "
+                                     "instead of raising ResourceNotFoundException: it hides errors that are not "
+                                     "refusals")
+
+
+def test_the_rename_checker_refuses_something_that_is_not_a_function(lab):
+    with pytest.raises(TypeError, match="Pass your function itself"):
+        check_rename("rename")

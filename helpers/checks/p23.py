@@ -1,9 +1,12 @@
 """Checkers for notebook 23 (optimistic locking)."""
+from botocore.exceptions import ClientError
+
 from ..tables import fresh_table
 from . import attack
 
 TABLE = "p23-optimistic-locking"
 ACCOUNT = {"PK": "ACCOUNT#a1", "SK": "META"}
+PLAYLIST = {"PK": "PLAYLIST#p1", "SK": "META"}
 SIZES = (2, 5, 10, 20)
 START_BALANCE = 100
 
@@ -65,3 +68,63 @@ def check_withdraw(withdraw):
 
     return attack("withdraw", withdraw, fresh_account, lambda table, n: [(table, 30)] * n, invariant, sizes=SIZES,
                   orders_of=two_that_cannot_both_fit)
+
+
+def fresh_playlist():
+    """The exercise table holding one playlist: 'Road trip' with one song, at version 1."""
+    table = fresh_table(TABLE)
+    table.put_item(Item={**PLAYLIST, "title": "Road trip", "songs": ["song-0"], "version": 1})
+    return table
+
+
+def add_song(table, song, attempts=25):
+    """The other client, written correctly: read the playlist, append a song, put it back if the version held."""
+    for _ in range(attempts):
+        item = table.get_item(Key=PLAYLIST, ConsistentRead=True)["Item"]
+        try:
+            table.put_item(Item={**item, "songs": item["songs"] + [song], "version": item["version"] + 1},
+                           ConditionExpression="version = :v", ExpressionAttributeValues={":v": item["version"]})
+            return True
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+    raise RuntimeError("add_song gave up after retries")
+
+
+def check_rename(rename):
+    """Attack rename(table, title) beside add_song: one of each in every order, then renames and adds at once."""
+    if not callable(rename):
+        raise TypeError(f"Pass your function itself (e.g. rename), not {rename!r}.")
+
+    def client(action, *args):
+        """Run one call of this scenario: the learner's rename or the checker's add_song."""
+        return action(*args)
+
+    def calls(table, n):
+        """n calls alternating rename (to 'Mix 0', 'Mix 2', ...) and add_song ('song-1', 'song-3', ...)."""
+        return [(rename, table, f"Mix {i}") if i % 2 == 0 else (add_song, table, f"song-{i}") for i in range(n)]
+
+    def invariant(table, log):
+        if raised(log):
+            return raised(log)
+        if not (log["result"] == True).all():  # noqa: E712  (True, not just truthy)
+            return "a call returned something other than True"
+        item = table.get_item(Key=PLAYLIST, ConsistentRead=True)["Item"]
+        titles = [args[2] for args in log["args"] if args[0] is rename]
+        songs = ["song-0"] + [args[2] for args in log["args"] if args[0] is add_song]
+        lost = [song for song in songs if song not in item.get("songs", [])]
+        if lost:
+            return f"the playlist lost {', '.join(lost)}: a rename put back a copy read before the song was added"
+        if item.get("title") not in titles:
+            return (f"the title is {item.get('title')!r}, though the rename to {', '.join(map(repr, titles))} reported "
+                    "success: a writer holding an older copy put the old title back")
+        if item.get("version") != 1 + len(log):
+            return (f"the version is {item.get('version')} after {len(log)} successful writes from version 1: a rename "
+                    "must raise it too, or add_song, holding an older copy, passes its version check and puts the old title back")
+        return None
+
+    def one_of_each(table):
+        """alice renames the playlist to 'Summer' while bob adds 'song-1'."""
+        return [(rename, table, "Summer"), (add_song, table, "song-1")]
+
+    return attack("rename", client, fresh_playlist, calls, invariant, sizes=SIZES, orders_of=one_of_each)
