@@ -2,9 +2,12 @@
 
 Both servers run as separate processes. The null one is as cheap as a server can be: a thread per
 connection that reads each request's head and body and sends one prebuilt response buffer, so the
-ratio shows what the lab server costs per request, its HTTP layer included.
+ratio shows what the lab server costs per request, its HTTP layer included. On a shared machine the
+rates move with everyone else's load; the CPU time each server process spends per request (read from
+/proc, on Linux) moves far less, so it is printed too.
 """
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -18,6 +21,7 @@ from botocore.config import Config
 
 OPERATIONS = {1: 1500, 10: 3000}
 REPEATS = 3
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 NULL_BODY = json.dumps({"Attributes": {"views": {"N": "1"}}}).encode()
 NULL_RESPONSE = (b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\n"
                  b"x-amz-crc32: %d\r\nContent-Length: %d\r\n\r\n%s" % (zlib.crc32(NULL_BODY), len(NULL_BODY), NULL_BODY))
@@ -69,6 +73,29 @@ def start(command):
     return process, process.stdout.readline().rsplit(" ", 1)[1].strip()
 
 
+def cpu_seconds(process):
+    """CPU seconds a server process has used so far (user and system), or None where /proc is missing."""
+    try:
+        with open(f"/proc/{process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def measure(process, endpoint, threads, operations):
+    """(UpdateItem calls per second, the server's CPU microseconds per call or None)."""
+    before = cpu_seconds(process)
+    rate = ops_per_second(endpoint, threads, operations)
+    after = cpu_seconds(process)
+    return rate, None if before is None else (after - before) * 1e6 / operations
+
+
+def cpu_text(values):
+    """The median CPU microseconds per call, or '-' where they could not be read."""
+    return "-" if None in values else f"{statistics.median(values):.0f} us"
+
+
 def ops_per_second(endpoint, threads, operations):
     """UpdateItem ADD calls per second from `threads` client threads sharing one boto3 client."""
     client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="lab",
@@ -101,14 +128,17 @@ def main():
     lab, lab_endpoint = start([sys.executable, "-m", "helpers.labserver", "--port", "0"])
     null, null_endpoint = start([sys.executable, __file__, "--null-server"])
     try:
-        print(f"{'client threads':>14} {'lab server':>12} {'null server':>12} {'ratio':>6}")
+        print(f"{'client threads':>14} {'lab server':>12} {'null server':>12} {'ratio':>6}"
+              f" {'lab CPU/call':>13} {'null CPU/call':>14}")
         for threads, operations in OPERATIONS.items():
-            lab_rates, null_rates = [], []
+            lab_runs, null_runs = [], []
             for _ in range(REPEATS):
-                lab_rates.append(ops_per_second(lab_endpoint, threads, operations))
-                null_rates.append(ops_per_second(null_endpoint, threads, operations))
-            lab_rate, null_rate = statistics.median(lab_rates), statistics.median(null_rates)
-            print(f"{threads:>14} {lab_rate:>8.0f} op/s {null_rate:>8.0f} op/s {lab_rate / null_rate:>6.2f}")
+                lab_runs.append(measure(lab, lab_endpoint, threads, operations))
+                null_runs.append(measure(null, null_endpoint, threads, operations))
+            lab_rate = statistics.median(rate for rate, _ in lab_runs)
+            null_rate = statistics.median(rate for rate, _ in null_runs)
+            print(f"{threads:>14} {lab_rate:>8.0f} op/s {null_rate:>8.0f} op/s {lab_rate / null_rate:>6.2f}"
+                  f" {cpu_text([cpu for _, cpu in lab_runs]):>13} {cpu_text([cpu for _, cpu in null_runs]):>14}")
     finally:
         for process in (lab, null):
             process.terminate()
