@@ -40,8 +40,7 @@ def wallet_race_figure(summary, clients, amount, credits):
     figure.add_hline(y=0, line_color="black", row=1, col=2)
     figure.update_yaxes(title_text="spends accepted (count)", range=padded_range(accepted, allowed), row=1, col=1)
     figure.update_yaxes(title_text="credits", range=padded_range(left, 0), row=1, col=2)
-    figure.update_layout(title=f"{counted(clients, 'client')} at once, each spending {amount} of the same {credits} credits"
-                               "<br><sup>red: the rule broke (more spends than the balance allows, "
-                               "or a negative balance); green: it held</sup>",
-                         showlegend=False, height=460, margin={"t": 110})
+    title = f"{counted(clients, 'client')} at once, each spending {amount} of the same {credits} credits"
+    legend = "red: the rule broke (more spends than the balance allows, or a negative balance); green: it held"
+    figure.update_layout(title=f"{title}<br><sup>{legend}</sup>", showlegend=False, height=460, margin={"t": 110})
     return figure

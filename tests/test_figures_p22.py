@@ -1,4 +1,4 @@
-"""Notebook 22's wallet race figure: counts and credits on axes of their own, every bar labelled, red where the rule broke."""
+"""Notebook 22's wallet race figure: counts and credits on axes of their own, bars labelled, red where the rule broke."""
 import pandas as pd
 
 from helpers.figures_p22 import counted, wallet_race_figure

@@ -120,7 +120,8 @@ def check_rename(rename):
                     "success: a writer holding an older copy put the old title back")
         if item.get("version") != 1 + len(log):
             return (f"the version is {item.get('version')} after {len(log)} successful writes from version 1: a rename "
-                    "must raise it too, or add_song, holding an older copy, passes its version check and puts the old title back")
+                    "must raise it too, or add_song, holding an older copy, passes its version check and puts the old "
+                    "title back")
         return None
 
     def one_of_each(table):
