@@ -50,7 +50,7 @@ class Request:
 
     def __init__(self, client, operation, body):
         self.client, self.operation, self.body = client, operation, body
-        self.answer = None
+        self.answer, self.reply = None, None
 
     @property
     def label(self):
@@ -102,10 +102,24 @@ def note_answer(response, caught_exception, **_):
     run = getattr(CURRENT, "run", None)
     if run is not None and run.steps:
         if caught_exception is not None:
-            answer = type(caught_exception).__name__
+            run.answered(CURRENT.name, type(caught_exception).__name__, {})
         else:
-            answer = response[1].get("Error", {}).get("Code") or "OK"
-        run.answered(CURRENT.name, answer)
+            run.answered(CURRENT.name, response[1].get("Error", {}).get("Code") or "OK", response[1])
+
+
+def reply_summary(operation, answer, parsed):
+    """What an answer said, in a few words: the error code, the item read, the attributes returned, or 'OK'."""
+    if answer != "OK":
+        return answer
+    if operation == "GetItem":
+        return trace.attributes(parsed["Item"]) if "Item" in parsed else "no such item"
+    if "Attributes" in parsed:
+        return trace.attributes(parsed["Attributes"])
+    if "Items" in parsed:
+        return f"{len(parsed['Items'])} items"
+    if operation == "TransactGetItems":
+        return "[" + ", ".join(trace.attributes(r["Item"]) if "Item" in r else "None" for r in parsed["Responses"]) + "]"
+    return "OK"
 
 
 def install_hold(client):
@@ -165,10 +179,10 @@ class Run:
         if self.stopped:
             raise Stopped
 
-    def answered(self, name, answer):
-        """Note the answer to `name`'s latest released request."""
+    def answered(self, name, answer, parsed):
+        """Note the answer to `name`'s latest released request (its error code or "OK"), and what it said."""
         request = next(request for request in reversed(self.steps) if request.client == name)
-        request.answer = answer
+        request.answer, request.reply = answer, reply_summary(request.operation, answer, parsed)
 
     def settle(self):
         """Wait until no client is running; name any that neither sends a request nor finishes in time."""

@@ -217,9 +217,11 @@ def orders(frame, broken, outcome=None):
         if not cells:
             continue
         y, x, text, doomed, answers = zip(*cells)
-        figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=client, text=text,
+        colour = CLIENT_COLOURS[index % len(CLIENT_COLOURS)]
+        figure.add_bar(x=[None], y=names[:1], orientation="h", name=client, marker_color=colour)
+        figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=client, showlegend=False, text=text,
                        textposition="inside", insidetextanchor="middle", textangle=0, insidetextfont={"color": "white"},
-                       marker={"color": CLIENT_COLOURS[index % len(CLIENT_COLOURS)],
+                       marker={"color": colour,
                                "line": {"color": COLOURS["lost"], "width": [4 if d else 0 for d in doomed]},
                                "pattern": {"shape": ["" if a in (None, "OK") else "/" for a in answers],
                                            "fgcolor": "white", "size": 10, "solidity": 0.12}},
@@ -230,15 +232,16 @@ def orders(frame, broken, outcome=None):
                        textposition="middle right",
                        textfont={"color": [COLOURS["ok"] if ok else COLOURS["lost"] for ok in rows["ok"]]})
     if any(answer not in (None, "OK") for answers in rows["answers"] for answer in answers):
-        figure.add_bar(x=[None], y=[None], name="answered with an error (e.g. its condition failed)",
+        figure.add_bar(x=[None], y=names[:1], orientation="h", name="answered with an error (e.g. its condition failed)",
                        marker={"color": "#757575", "pattern": {"shape": "/", "fgcolor": "white", "size": 10}})
     if (frame["doomed_at"] >= 0).any():
         figure.add_scatter(x=[None], y=[None], mode="markers", name="point of no return",
                            marker={"symbol": "square-open", "size": 14, "color": COLOURS["lost"], "line": {"width": 3}})
     bad = int((~frame["ok"]).sum())
     figure.update_layout(
-        title=f"{bad} of {len(frame)} possible orders {broken}" if bad else f"None of the {len(frame)} possible orders {broken}",
-        barmode="overlay", height=130 + 30 * len(rows), margin={"t": 60, "r": 20, "b": 50},
+        title={"text": f"{bad} of {len(frame)} possible orders {broken}" if bad
+               else f"None of the {len(frame)} possible orders {broken}", "y": 0.98, "yanchor": "top"},
+        barmode="overlay", height=150 + 30 * len(rows), margin={"t": 80, "r": 20, "b": 50},
         xaxis={"title": "step (one request reaches DynamoDB)", "range": [-0.1, longest * 1.9 + 1], "dtick": 1,
                "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},
         yaxis={"autorange": "reversed", "title": ""}, legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},

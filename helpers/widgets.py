@@ -262,8 +262,8 @@ class StepThrough:
             else:
                 result = self.stepper.results.get(name)
                 button.description, button.disabled = f"{name}: done, returned {explore.describe(result)}", True
-        listed = "".join(f"<li><code>{html.escape(request.label)}</code> {html.escape(request.summary)} "
-                         f"<b>→ {html.escape(request.answer or '…')}</b></li>" for request in self.stepper.steps)
+        listed = "".join(f"<li><code>{html.escape(request.client)} ▶ {html.escape(request.summary)}</code> "
+                         f"<b>→ {html.escape(request.reply or '…')}</b></li>" for request in self.stepper.steps)
         self.steps_view.value = f"<b>Steps so far</b><ol>{listed}</ol>" if listed else "<i>No step yet: press a client.</i>"
         if self.show_state:
             with tracing(False):

@@ -70,7 +70,7 @@ def test_a_correct_function_passes_every_order_then_the_stress_stage(lab):
 
 def test_three_clients_in_the_exhaustive_stage_when_asked(lab):
     report = check_increment(racy_increment, orders_of=3)
-    assert report.message.endswith("(in 84 of the 90 orders in which alice and bob and carol's requests can reach "
+    assert report.message.endswith("(in 84 of the 90 orders in which alice, bob and carol's requests can reach "
                                    "DynamoDB)")
 
 

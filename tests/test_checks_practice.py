@@ -22,7 +22,7 @@ FIRST_FAILING_ORDER = {  # checker: what its exhaustive stage reports about the 
                      f"seat 14C (alice, bob); the table says bob (in 4 of the 6 {TWO}",
     check_book_seat_retry: "alice: GetItem -> bob: GetItem -> carol: GetItem -> alice: PutItem -> bob: PutItem -> "
                            "carol: PutItem: 2 clients were told they hold seat 14C (alice, carol); the table says "
-                           "carol (in 52 of the 66 orders in which alice and bob and carol's requests can reach "
+                           "carol (in 52 of the 66 orders in which alice, bob and carol's requests can reach "
                            "DynamoDB)",
     check_signup: "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: u_4821 was told 'u_4821' owns "
                   f"ana@example.com; the table says 'u_4822' (in 4 of the 6 {TWO}",

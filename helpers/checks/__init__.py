@@ -131,7 +131,8 @@ def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explor
         return None, f", and in all {len(orders)} orders of the exhaustive stage"
     first = orders[~orders["ok"]].iloc[0]
     problem, log = problems["first"]
-    names = " and ".join(scenario.clients)
+    *others, last = scenario.clients
+    names = f"{', '.join(others)} and {last}" if others else last
     message = (f"{' -> '.join(first['steps']) or 'before any request'}: {problem} (in {int((~orders['ok']).sum())} of the {len(orders)} "
                f"orders in which {names}'s requests can reach DynamoDB)")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders), ""
