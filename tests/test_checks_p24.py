@@ -1,7 +1,7 @@
 """The notebook 24 checkers fail the racy versions and pass the atomic ones."""
 from botocore.exceptions import ClientError
 
-from helpers.checks.p24 import check_buy, check_next_invoice
+from helpers.checks.p24 import LIMIT, check_allow, check_buy, check_next_invoice, window_key
 from support import notebook_functions
 
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
@@ -112,3 +112,97 @@ def test_checking_the_last_widget_in_code_before_add_is_caught_going_below_zero(
     report = check_buy(buy_checked_then_added)
     assert report.message.startswith("alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: 2 "
                                      "shoppers were told they bought one, and the stock went from 1 to -1 (in 4 of the 6 orders")
+
+
+def swallowing(function):
+    """function, with every exception it raises turned into False."""
+    def swallowed(*args):
+        try:
+            return function(*args)
+        except Exception:
+            return False
+    return swallowed
+
+
+def allow_checked_in_code(table, user, now):
+    key = window_key(user, now)
+    if table.get_item(Key=key).get("Item", {"requests": 0})["requests"] >= LIMIT:
+        return False
+    table.update_item(Key=key, UpdateExpression="ADD requests :one", ExpressionAttributeValues={":one": 1})
+    return True
+
+
+def allow_with_a_ceiling(table, user, now):
+    try:
+        table.update_item(Key=window_key(user, now), UpdateExpression="ADD requests :one",
+                          ConditionExpression="attribute_not_exists(requests) OR requests < :limit",
+                          ExpressionAttributeValues={":one": 1, ":limit": LIMIT})
+        return True
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+
+
+def test_allow_checked_in_code_lets_the_limit_be_passed_naming_the_order(lab):
+    report = check_allow(allow_checked_in_code)
+    assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message == ("alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: 2 of 2 requests "
+                              "in alice's window MINUTE#29000000 were allowed, with room for 1 (the window now counts "
+                              "4; the limit is 3) (in 4 of the 6 orders in which alice and bob's requests can reach "
+                              "DynamoDB)")
+
+
+def test_allow_with_add_and_a_ceiling_passes(lab):
+    report = check_allow(allow_with_a_ceiling)
+    assert report.passed, report.message
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+def test_a_ceiling_that_forgets_the_missing_window_refuses_every_first_request(lab):
+    def allow_without_a_missing_window(table, user, now):
+        try:
+            table.update_item(Key=window_key(user, now), UpdateExpression="ADD requests :one",
+                              ConditionExpression="requests < :limit",
+                              ExpressionAttributeValues={":one": 1, ":limit": LIMIT})
+            return True
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return False
+
+    report = check_allow(allow_without_a_missing_window)
+    assert not report.passed
+    assert report.message.startswith("0 of 1 requests in alice's window MINUTE#29000000 were allowed, with room for 3")
+
+
+def test_allow_that_swallows_every_error_is_told_which_error_it_hid(lab):
+    report = check_allow(swallowing(allow_with_a_ceiling))
+    assert not report.passed
+    assert report.message.startswith("with its table missing, allow returned False instead of raising "
+                                     "ResourceNotFoundException")
+
+
+def test_the_notebooks_starting_allow_is_caught_in_the_same_order_every_run(lab, run):
+    starting_allow, = notebook_functions(NOTEBOOK, "allow")
+    report = check_allow(starting_allow)
+    assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message.startswith("alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: 2 of 2 "
+                                     "requests in alice's window MINUTE#29000000 were allowed, with room for 1")
+
+
+def test_the_notebooks_allow_solution_passes_both_stages(lab):
+    allow_solution, = notebook_functions(NOTEBOOK, "allow_solution")
+    report = check_allow(allow_solution)
+    assert report.passed, report.message
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+
+def test_every_checker_names_the_error_a_function_that_swallows_everything_hid(lab):
+    for check, exercise, solution in ((check_buy, "buy", buy_with_a_floor),
+                                      (check_next_invoice, "next_invoice", next_invoice_with_add)):
+        report = check(swallowing(solution))
+        assert not report.passed
+        assert report.message.startswith(f"with its table missing, {exercise} returned False instead of raising "
+                                         "ResourceNotFoundException")

@@ -2,7 +2,8 @@
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks.p25 import PROFILE, STOCK, account_key, check_place_order_once, check_transfer, order_key
+from helpers.checks.p25 import (PROFILE, STOCK, account_key, booking_key, check_change_seat, check_place_order_once,
+                                check_transfer, order_key, seat_key)
 from support import notebook_functions
 
 pytestmark = pytest.mark.stress
@@ -165,3 +166,115 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
     assert ordered.passed, ordered.message
     assert transferred.message.endswith("and in all 2 orders of the exhaustive stage")
     assert ordered.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+def swallowing(function):
+    """function, with every exception it raises turned into False."""
+    def swallowed(*args):
+        try:
+            return function(*args)
+        except Exception:
+            return False
+    return swallowed
+
+
+def change_seat_checked_in_code(table, booking, from_seat, to_seat):
+    """Broken: checks the seat in code, then writes the three items one by one."""
+    if "holder" in table.get_item(Key=seat_key(to_seat))["Item"]:
+        return False
+    table.update_item(Key=seat_key(to_seat), UpdateExpression="SET holder = :b",
+                      ExpressionAttributeValues={":b": booking})
+    table.update_item(Key=seat_key(from_seat), UpdateExpression="REMOVE holder")
+    table.update_item(Key=booking_key(booking), UpdateExpression="SET seat = :s",
+                      ExpressionAttributeValues={":s": to_seat})
+    return True
+
+
+def seat_actions(table, booking, from_seat, to_seat):
+    """Take the new seat, release the old one, repoint the booking: each guarded."""
+    return [
+        {"Update": {"TableName": table.name, "Key": seat_key(to_seat), "UpdateExpression": "SET holder = :b",
+                    "ConditionExpression": "attribute_not_exists(holder)",
+                    "ExpressionAttributeValues": {":b": booking}}},
+        {"Update": {"TableName": table.name, "Key": seat_key(from_seat), "UpdateExpression": "REMOVE holder",
+                    "ConditionExpression": "holder = :b", "ExpressionAttributeValues": {":b": booking}}},
+        {"Update": {"TableName": table.name, "Key": booking_key(booking), "UpdateExpression": "SET seat = :to",
+                    "ConditionExpression": "seat = :from",
+                    "ExpressionAttributeValues": {":to": to_seat, ":from": from_seat}}},
+    ]
+
+
+def change_seat(table, booking, from_seat, to_seat):
+    """A correct seat change: the three guarded updates in one transaction."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=seat_actions(table, booking, from_seat, to_seat))
+        return True
+    except ClientError as error:
+        cancelled_reasons(error)
+        return False
+
+
+def change_seat_in_guarded_steps(table, booking, from_seat, to_seat):
+    """Broken: the same three guarded updates, one request each; a refused step leaves the earlier ones."""
+    try:
+        for action in seat_actions(table, booking, from_seat, to_seat):
+            table.update_item(**{k: v for k, v in action["Update"].items() if k != "TableName"})
+        return True
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+
+
+def test_change_seat_checked_in_code_double_books_a_seat_naming_the_order(lab):
+    report = check_change_seat(change_seat_checked_in_code)
+    assert not report.passed
+    assert report.message == (
+        "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> alice: UpdateItem -> "
+        "bob: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: booking b1 says seat 7A, but seat 7A is held by b2 "
+        "(in 40 of the 46 orders in which alice and bob's requests can reach DynamoDB)")
+
+
+def test_a_transactional_seat_change_passes(lab):
+    report = check_change_seat(change_seat)
+    assert report.passed, report.message
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+def test_a_seat_change_in_guarded_steps_is_caught_leaving_a_seat_held(lab):
+    report = check_change_seat(change_seat_in_guarded_steps)
+    assert not report.passed
+    assert report.message == "seat 10A is held by b5, whose booking says seat 5A (with 5 concurrent calls)"
+
+
+def test_a_seat_change_that_swallows_every_error_is_told_which_error_it_hid(lab):
+    report = check_change_seat(swallowing(change_seat))
+    assert not report.passed
+    assert report.message.startswith("with its table missing, change_seat returned False instead of raising "
+                                     "ResourceNotFoundException")
+
+
+def test_the_notebooks_starting_change_seat_double_books_7a_in_the_same_order_every_run(lab, run):
+    starting_change_seat, = notebook_functions(NOTEBOOK, "change_seat")
+    report = check_change_seat(starting_change_seat)
+    assert not report.passed and report.schedule == ("alice", "bob", "alice", "alice", "alice", "bob", "bob", "bob")
+    assert report.message.startswith("alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> "
+                                     "alice: UpdateItem -> bob: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: "
+                                     "booking b1 says seat 7A, but seat 7A is held by b2")
+
+
+def test_the_notebooks_change_seat_solution_passes_both_stages(lab):
+    change_seat_solution, = notebook_functions(NOTEBOOK, "cancellation_codes", "change_seat_solution")[1:]
+    report = check_change_seat(change_seat_solution)
+    assert report.passed, report.message
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+
+def test_every_checker_names_the_error_a_function_that_swallows_everything_hid(lab):
+    for check, exercise, solution in ((check_transfer, "transfer", transfer),
+                                      (check_place_order_once, "place_order_once", place_order)):
+        report = check(swallowing(solution))
+        assert not report.passed
+        assert report.message.startswith(f"with its table missing, {exercise} returned False instead of raising "
+                                         "ResourceNotFoundException")

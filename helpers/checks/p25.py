@@ -1,5 +1,6 @@
 """Checkers for notebook 25 (transactions)."""
 from ..tables import fresh_table
+from ..trace import tracing
 from . import attack
 
 TABLE = "p25-transactions"
@@ -111,3 +112,94 @@ def check_place_order_once(place_order_once):
 
     # Two calls are one order o0 sent twice (orders(table, 2)): the retry must not take stock again.
     return attack("place_order_once", place_order_once, fresh_shop, orders, invariant, orders_of=2)
+
+
+SEATED = {f"b{n}": f"{n}A" for n in range(1, 7)}  # booking -> the seat it holds at the start
+FREE_SEATS = ("7A", "8A", "9A")
+SPARE_SEAT = "10A"  # free too, asked for only by requests from an out-of-date page
+
+
+def seat_key(seat):
+    """The key of a seat in the change_seat exercise."""
+    return {"PK": f"SEAT#{seat}", "SK": "SEAT"}
+
+
+def booking_key(booking):
+    """The key of a booking in the change_seat exercise."""
+    return {"PK": f"BOOKING#{booking}", "SK": "BOOKING"}
+
+
+def seat_everyone(table):
+    """Write bookings b1..b6 in seats 1A..6A and seats 7A to 10A free (no holder); return the table."""
+    for booking, seat in SEATED.items():
+        table.put_item(Item={**seat_key(seat), "holder": booking})
+        table.put_item(Item={**booking_key(booking), "seat": seat})
+    for seat in (*FREE_SEATS, SPARE_SEAT):
+        table.put_item(Item=seat_key(seat))
+    return table
+
+
+def fresh_seats():
+    """A fresh table with every booking seated."""
+    return seat_everyone(fresh_table(TABLE))
+
+
+def reseating():
+    """The exhaustive stage's setup: one fresh table, its items written again before every order."""
+    with tracing(False):
+        table = fresh_table(TABLE)
+    return lambda: seat_everyone(table)
+
+
+def seat_change(table, i):
+    """Request i: a booking after a free seat, a different one each time; every fifth from an out-of-date page."""
+    bookings = list(SEATED)
+    booking = bookings[i % 6]
+    if i % 5 == 4:
+        return table, booking, SEATED[bookings[(i + 1) % 6]], SPARE_SEAT
+    return table, booking, SEATED[booking], FREE_SEATS[(i + i // 6) % 3]
+
+
+def seat_changes(table, n):
+    """n requests of the six bookings for the free seats, as people clicking twice and stale pages send them."""
+    return [seat_change(table, i) for i in range(n)]
+
+
+def two_for_one_seat(table):
+    """Bookings b1 and b2 both ask for free seat 7A."""
+    return [(table, "b1", SEATED["b1"], "7A"), (table, "b2", SEATED["b2"], "7A")]
+
+
+def seating(table):
+    """(booking -> its seat, seat -> its holder or None), read back from the table."""
+    bookings = {b: table.get_item(Key=booking_key(b), ConsistentRead=True)["Item"]["seat"] for b in SEATED}
+    seats = [*SEATED.values(), *FREE_SEATS, SPARE_SEAT]
+    holders = {s: table.get_item(Key=seat_key(s), ConsistentRead=True)["Item"].get("holder") for s in seats}
+    return bookings, holders
+
+
+def check_change_seat(change_seat):
+    """Attack change_seat(table, booking, from_seat, to_seat): every booking holds exactly the seat it names."""
+    def invariant(table, log):
+        if raised(log):
+            return raised(log)
+        if not log["result"].map(lambda r: isinstance(r, bool)).all():
+            return "change_seat must return True or False"
+        bookings, holders = seating(table)
+        for booking, seat in bookings.items():
+            if holders[seat] != booking:
+                return f"booking {booking} says seat {seat}, but seat {seat} is held by {holders[seat]}"
+        for seat, holder in holders.items():
+            if holder is not None and bookings[holder] != seat:
+                return f"seat {seat} is held by {holder}, whose booking says seat {bookings[holder]}"
+        for (_, booking, from_seat, to_seat), moved in zip(log["args"], log["result"]):
+            if moved and bookings[booking] != to_seat:
+                return f"a call moving {booking} to {to_seat} returned True, but {booking} is in {bookings[booking]}"
+            if not moved and holders[to_seat] is None and bookings[booking] == from_seat == SEATED[booking]:
+                return (f"a call moving {booking} from {from_seat} to free seat {to_seat} returned False, and "
+                        f"{booking} is still in {from_seat} with {to_seat} free")
+        return None
+
+    # Two bookings after the same free seat: each can see it free before either takes it.
+    return attack("change_seat", change_seat, fresh_seats, seat_changes, invariant, orders_of=two_for_one_seat,
+                  explore_setup=reseating())
