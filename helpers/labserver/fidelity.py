@@ -1,7 +1,9 @@
 """Where moto answers differently from DynamoDB, the lab server answers as DynamoDB does.
 
-Both hooks run under the engine lock, so any state kept here is consistent. Each rule is one DynamoDB
-behaviour that moto (5.2) lacks; tests/contract/ holds the lab server and DynamoDB to the same answers.
+The hooks (before, rewrite, after) run under the engine lock, so any state kept here is consistent. Each
+rule is one DynamoDB behaviour that moto (5.2) lacks or answers with an InternalServerError; this is the
+one place where such requests get DynamoDB's documented answer, and tests/contract/ holds the lab server
+and DynamoDB to the same answers.
 """
 import base64
 import hashlib
@@ -33,8 +35,7 @@ INDEX_EXISTS = "Attempting to create an index which already exists"
 NO_SUCH_INDEX = "Requested resource not found: Index {} for table {}"
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
 PARTIQL_VERBS = ("SELECT", "INSERT", "UPDATE", "DELETE", "EXISTS")
-EXPRESSION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|:[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9][0-9]*|[.,\[\]()=<>]|.",
-                              re.DOTALL)
+NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
 STATEMENT_PIECE = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|[^'\"?]+")
 PROJECTION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9][0-9]*|[.,\[\]]")
 MULTIPLE_OPERATIONS = "Transaction request cannot include multiple operations on one item"
@@ -135,9 +136,9 @@ def names_defined(kinds, params):
     for detail in [params, *(next(iter(action.values())) for action in params.get("TransactItems", []))]:
         names = detail.get("ExpressionAttributeNames") or {}
         for kind in kinds:
-            for token in EXPRESSION_TOKEN.findall(detail.get(kind) or ""):
-                if token.startswith("#") and token not in names:
-                    return error("ValidationException", UNDEFINED_NAME.format(kind, token))
+            for placeholder in NAME_PLACEHOLDER.findall(detail.get(kind) or ""):
+                if placeholder not in names:
+                    return error("ValidationException", UNDEFINED_NAME.format(kind, placeholder))
     return None
 
 
@@ -170,7 +171,7 @@ def projection_syntax(expression):
 
 
 def gets_match_keys(params):
-    """A Get whose Key is not the table's key cancels the transaction with a ValidationError; moto words it otherwise."""
+    """A Get whose Key is not its table's key cancels the transaction with a ValidationError, as DynamoDB does."""
     reasons = []
     for action in params.get("TransactItems", []):
         get = action["Get"]

@@ -42,7 +42,8 @@ class Engine:
     def handle(self, url, headers, body):
         """Apply one request alone; return (status, headers, body bytes), or None when its response is lost.
 
-        `headers` is a case-insensitive mapping (an http.client message), so any client's spelling is found.
+        `headers` is a case-insensitive mapping (werkzeug Headers, as Handler reads them), so any client's
+        spelling of a header name is found.
         """
         service, _, target = headers.get("X-Amz-Target", "").rpartition(".")
         if service == STREAMS_SERVICE:
@@ -81,25 +82,33 @@ class Engine:
         try:
             status, out_headers, payload = self.dispatch(url, headers, body, target)
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
-            status, payload = fidelity.error("InternalServerError", f"{type(error).__name__}: {error}", 500)
-            return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
+            return engine_failure(error)
         if isinstance(payload, str):
             payload = payload.encode()
         payload = fidelity.after(target, params, int(status), payload)
         return respond(int(status), out_headers, payload)
 
-
     @staticmethod
     def dispatch(url, headers, body, target):
-        """moto's answer: set up directly for an operation in DynamoDB's model, else through a werkzeug request."""
-        if target in fidelity.operation_names():
+        """moto's answer: set up directly for a plain JSON operation in DynamoDB's model, else as moto sets it up."""
+        if target in fidelity.operation_names() and not headers.get("Content-Encoding"):
             return FastDynamoHandler.answer(url, headers, body, target)
         return FastDynamoHandler.dispatch(Request.from_primitives("POST", url, headers, body))
 
     def apply_streams(self, url, headers, body):
         """Answer a DynamoDB Streams request with moto's streams handler (the caller holds the engine lock)."""
-        status, out_headers, payload = DynamoDBStreamsHandler.dispatch(Request.from_primitives("POST", url, headers, body))
+        try:
+            status, out_headers, payload = DynamoDBStreamsHandler.dispatch(
+                Request.from_primitives("POST", url, headers, body))
+        except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
+            return engine_failure(error)
         return respond(int(status), out_headers, payload.encode() if isinstance(payload, str) else payload)
+
+
+def engine_failure(error):
+    """The InternalServerError DynamoDB answers when it fails; from the lab, always a lab bug to report."""
+    status, payload = fidelity.error("InternalServerError", f"{type(error).__name__}: {error}", 500)
+    return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
 
 
 def respond(status, headers, payload):
@@ -132,7 +141,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_error(HTTPStatus.BAD_REQUEST, "Bad request")
         self.command, self.path, self.request_version = words
         self.headers = Headers(fields)
-        self.close_connection = self.request_version == "HTTP/1.0" or self.headers.get("Connection", "").lower() == "close"
+        self.close_connection = (self.request_version == "HTTP/1.0"
+                                 or self.headers.get("Connection", "").lower() == "close")
         if self.headers.get("Expect", "").lower() == "100-continue":
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         method = getattr(self, f"do_{self.command}", None)
