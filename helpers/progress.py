@@ -19,7 +19,7 @@ import platformdirs
 PATH_VARIABLE = "DYNAMODB_LAB_PROGRESS"
 CHECKS = Path(__file__).resolve().parent / "checks"
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-IMPORTS = re.compile(r"from helpers\.checks\.(\w+) import ([\w, ()]+)")
+IMPORTS = re.compile(r"from helpers\.checks\.(\w+) import (\([^)]*\)|[\w, ]+)")
 COLUMNS = ["notebook", "exercise", "status", "last run"]
 
 
