@@ -8,8 +8,8 @@ LAB_INSTALLED := $(VENV)/.installed-lab
 TEST_INSTALLED := $(VENV)/.installed-test
 WHEELHOUSE := wheelhouse
 # With a wheelhouse/ (from `make wheelhouse`), every install comes from it and pip never touches the network.
-PIP_FROM := $(if $(wildcard $(WHEELHOUSE)),--no-index --find-links $(WHEELHOUSE))
-PIP_INSTALL := $(BIN)/pip install --quiet --disable-pip-version-check $(PIP_FROM)
+PIP_FROM := $(if $(wildcard $(WHEELHOUSE)), --no-index --find-links $(WHEELHOUSE))
+PIP_INSTALL := $(BIN)/pip install --quiet --disable-pip-version-check$(PIP_FROM)
 FIRST_NOTEBOOK := notebooks/00-start-here.ipynb
 SANITIZE := --nbval-sanitize-with tests/nbval-sanitize.cfg
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
