@@ -11,13 +11,18 @@
 - Validation: moto's validator walks the tree once per check, rebuilding the check's processing map
   at every node and testing nodes against abstract base classes; the map's node classes are kept
   per check, and each class test is remembered per pair of classes.
+- Identity: the region, access key and account moto reads from the URL, the credential scope of the
+  Authorization header and the User-Agent are worked out once per client (the signature after the
+  scope is not read by moto's rules; it changes with every request).
 - Request ids: 52 characters from moto's generator in one call, not one call each, and not then
   searched for in the body's XML, which DynamoDB's JSON never holds. The list of the handler's
-  methods, which moto builds with inspect on every request, is cached.
+  methods, which moto builds with inspect on every request, and the action names it derives with a
+  regular expression, are cached.
 """
 import base64
 import copy
 import json
+import os
 import pickle
 import string
 from collections import OrderedDict
@@ -36,6 +41,7 @@ from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.responses import DynamoHandler
 from moto.moto_api._internal import mock_random
 from moto.utilities.utils import get_partition
+from werkzeug.datastructures import Headers
 from werkzeug.http import http_date
 
 EXPRESSIONS_KEPT = 1024
@@ -95,6 +101,7 @@ def traverse_node_recursively(traverser, node, child_id=-1):
 
 
 moto_responses.method_names_from_class = cache(moto_responses.method_names_from_class)
+moto_responses.camelcase_to_underscores = cache(moto_responses.camelcase_to_underscores)
 UpdateExpressionParser.make = classmethod(lru_cache(maxsize=EXPRESSIONS_KEPT)(UpdateExpressionParser.make.__func__))
 validators.deepcopy = copy_for_validation
 DepthFirstTraverser.nodes_to_be_processed = nodes_to_be_processed
@@ -110,6 +117,21 @@ def base64_text(value):
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+@lru_cache(maxsize=256)
+def identity(url, credential, user_agent, moto_account, environment_account):
+    """(region, access key, account) as moto's set-up works them out from these parts of a request.
+
+    MOTO_ACCOUNT_ID, which moto reads from the environment itself, is in the arguments to key the cache.
+    """
+    handler = DynamoHandler()
+    handler.querystring = {}
+    handler.headers = Headers([(name, value) for name, value in (
+        ("Authorization", credential or None), ("User-Agent", user_agent), ("x-moto-account-id", moto_account))
+        if value is not None])
+    region = handler.get_region_from_url(SimpleNamespace(headers=handler.headers), url)
+    return region, handler.get_access_key(), handler.get_current_account()
 
 
 def request_parser(operation, content_type):
@@ -144,13 +166,13 @@ class FastDynamoHandler(DynamoHandler):
         self.raw_body, self.body = body, body.decode("utf-8")
         self.querystring = self.data = OrderedDict()
         self.uri_match = {}
-        self.region = self.get_region_from_url(SimpleNamespace(headers=headers), url)
+        self.region, self.access_key, self.current_account = identity(
+            url, (headers.get("Authorization") or "").partition(",")[0], headers.get("User-Agent"),
+            headers.get("x-moto-account-id"), os.environ.get("MOTO_ACCOUNT_ID"))
         self.partition = get_partition(self.region)
         self.response_headers = {"server": "amazon.com", "date": http_date(utcnow())}
         self.params = request_parser(operation, headers.get("Content-Type")).parse(
             {"method": "POST", "values": {}, "headers": headers, "body": body, "url_path": self.path, "url_params": {}})
-        self.access_key = self.get_access_key()
-        self.current_account = self.get_current_account()
 
     @staticmethod
     def _enrich_response(headers, body):
