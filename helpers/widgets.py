@@ -173,7 +173,7 @@ def race_panel(table=None):
     return Panel("Race lab: many clients increment one counter at once", run,
                  strategy=picker("strategy", races.STRATEGIES, "racy"),
                  threads=slider("threads", low_threads, high_threads, 10),
-                 operations=slider("operations", low_ops, high_ops, 50),
+                 operations=slider("operations", low_ops, high_ops, 20),
                  think_ms=slider("think time between read and write (ms)", low_think, high_think, 0))
 
 
