@@ -1,9 +1,13 @@
-"""The practice checkers (notebooks 30-32) pass the notebooks' solutions and catch their starting code and classic bugs."""
+"""The practice checkers (notebooks 30-32) pass the notebooks' solutions and catch their starting code and classic bugs.
+
+Each also fails a solution that swallows every error, naming the error it hid (ResourceNotFoundException).
+"""
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks.practice import (SEAT, STOCK, WALLET, check_add_tag, check_book_seat, check_book_seat_retry,
-                                     check_reserve, check_signup, check_withdraw, check_withdraw_once)
+from helpers.checks.practice import (DAY_TOTAL, SEAT, STOCK, WALLET, check_add_tag, check_book_seat,
+                                     check_book_seat_retry, check_reserve, check_signup, check_withdraw,
+                                     check_withdraw_once, check_withdraw_today)
 from support import notebook_functions, refused
 
 EXERCISES = [  # (notebook, starting code, solution, checker)
@@ -14,8 +18,12 @@ EXERCISES = [  # (notebook, starting code, solution, checker)
     ("31-three-conditions.ipynb", "add_tag", "add_tag_solution", check_add_tag),
     ("32-wallet-interview.ipynb", "withdraw", "withdraw_solution", check_withdraw),
     ("32-wallet-interview.ipynb", "withdraw_once", "withdraw_once_solution", check_withdraw_once),
+    ("32-wallet-interview.ipynb", "withdraw_today", "withdraw_today_solution", check_withdraw_today),
 ]
 IDS = [checker.__name__ for _, _, _, checker in EXERCISES]
+EXERCISE_NAMES = {check_book_seat: "book_seat", check_book_seat_retry: "book_seat (retried)", check_signup: "signup",
+                  check_reserve: "reserve", check_add_tag: "add_tag", check_withdraw: "withdraw",
+                  check_withdraw_once: "withdraw (idempotent)", check_withdraw_today: "withdraw_today"}
 TWO = "orders in which alice and bob's requests can reach DynamoDB)"
 FIRST_FAILING_ORDER = {  # checker: what its exhaustive stage reports about the notebook's starting code, every run
     check_book_seat: "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 clients were told they hold "
@@ -34,9 +42,12 @@ FIRST_FAILING_ORDER = {  # checker: what its exhaustive stage reports about the 
                     f"withdrawals of 80 from 100 (in 4 of the 6 {TWO}",
     check_withdraw_once: "alice: GetItem -> alice: UpdateItem -> alice: PutItem -> bob: GetItem -> bob: UpdateItem -> "
                          f"bob: PutItem: w-0 was paid 2 times (its request was sent 2 times) (in 20 of the 20 {TWO}",
+    check_withdraw_today: "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: 240 withdrawn on "
+                          "2026-12-01 by 2 withdrawals told True; the daily limit is 200 (in 4 of the 6 "
+                          f"{TWO}",
 }
 ORDERS_OF_SOLUTIONS = {check_book_seat: 6, check_book_seat_retry: 66, check_signup: 2, check_reserve: 2,
-                       check_add_tag: 6, check_withdraw: 2, check_withdraw_once: 2}
+                       check_add_tag: 6, check_withdraw: 2, check_withdraw_once: 2, check_withdraw_today: 2}
 
 
 @pytest.mark.parametrize("notebook, starting, solution, checker", EXERCISES, ids=IDS)
@@ -49,7 +60,8 @@ def test_the_notebooks_solution_passes_both_stages(lab, notebook, starting, solu
 
 
 @pytest.mark.parametrize("notebook, starting, solution, checker", EXERCISES, ids=IDS)
-def test_the_exhaustive_stage_catches_the_starting_code_in_the_same_order(lab, notebook, starting, solution, checker):
+def test_the_exhaustive_stage_catches_the_starting_code_in_the_same_order(lab, run, notebook, starting, solution,
+                                                                         checker):
     broken, = notebook_functions(notebook, starting)
     report = checker(broken)
     assert not report.passed
@@ -162,6 +174,26 @@ def test_a_booking_that_does_not_decide_again_is_race_safe_but_fails_its_retried
                                      "(in 32 of the 66 orders")
 
 
+def withdraw_today_without_a_first_withdrawal(table, day, amount):
+    try:
+        table.update_item(Key=DAY_TOTAL, UpdateExpression="SET withdrawn = if_not_exists(withdrawn, :zero) + :amt",
+                          ConditionExpression="withdrawn <= :room",
+                          ExpressionAttributeValues={":zero": 0, ":amt": amount, ":room": 200 - amount})
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def withdraw_today_writing_the_computed_total(table, day, amount):
+    so_far = table.get_item(Key=DAY_TOTAL, ConsistentRead=True).get("Item", {}).get("withdrawn", 0)
+    if so_far + amount > 200:
+        return False
+    table.put_item(Item={**DAY_TOTAL, "withdrawn": so_far + amount})
+    return True
+
+
 CLASSIC_BUGS = [  # (checker, a classic bug, how its report starts: the first order that breaks, and what broke)
     (check_signup, signup_ignoring_case, "alice: PutItem -> bob: PutItem: 2 items claim ana@example.com "
                                          "(email#Ana@Example.com, email#ana@example.com)"),
@@ -177,6 +209,12 @@ CLASSIC_BUGS = [  # (checker, a classic bug, how its report starts: the first or
                                                             "times"),
     (check_withdraw_once, withdraw_in_two_writes, "alice: UpdateItem -> alice: PutItem -> bob: UpdateItem -> bob: "
                                                   "PutItem: balance 40 after 1 recorded withdrawals of 30 from 100"),
+    (check_withdraw_today, withdraw_today_without_a_first_withdrawal, "alice: UpdateItem -> bob: UpdateItem: a "
+                                                                      "withdrawal of 120 was refused, yet the day "
+                                                                      "ended with 0 of 200 withdrawn"),
+    (check_withdraw_today, withdraw_today_writing_the_computed_total, "alice: GetItem -> bob: GetItem -> alice: "
+                                                                      "PutItem -> bob: PutItem: the withdrawals told "
+                                                                      "True add up to 240, but the day's total is 120"),
 ]
 
 
@@ -204,3 +242,23 @@ def test_the_example_from_the_issue_reads_as_promised(lab):
     assert panel.history == ["alice: GetItem", "bob: GetItem", "alice: UpdateItem", "bob: UpdateItem"]
     assert panel.stepper.ok is False
     assert panel.verdict == "all done: alice → True, bob → True · the invariant is BROKEN"
+
+
+def swallowing_every_error(exercise):
+    """The exercise's correct body under `except Exception: return False`, which hides a missing table too."""
+    def swallowing(*args):
+        try:
+            return exercise(*args)
+        except Exception:
+            return False
+    return swallowing
+
+
+@pytest.mark.parametrize("notebook, starting, solution, checker", EXERCISES, ids=IDS)
+def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, notebook, starting, solution,
+                                                                             checker):
+    correct, = notebook_functions(notebook, solution)
+    report = checker(swallowing_every_error(correct))
+    assert not report.passed
+    assert report.message.startswith(f"with its table missing, {EXERCISE_NAMES[checker]} returned False instead of "
+                                     "raising ResourceNotFoundException: it hides errors that are not refusals")

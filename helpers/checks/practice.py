@@ -1,4 +1,4 @@
-"""Checkers for the practice notebooks: 30 (seat booking), 31 (three conditions), 32 (the wallet).
+"""Checkers for the practice notebooks: 30 (seat booking), 31 (three conditions), 32 (the wallet, its daily limit).
 
 Each exhaustive stage runs two calls in every order (calls(state, 2), unless the checker names its own
 `orders_of`): two calls are enough to break each invariant, so a broken function is caught the same way
@@ -20,6 +20,10 @@ STOCK = {"PK": "sku#KB-104", "SK": "STOCK"}
 PROFILE = {"PK": "user#ana", "SK": "PROFILE"}
 WALLET = {"PK": "WALLET#alice", "SK": "WALLET"}
 WITHDRAWAL_ANSWERS = ("paid", "already paid", "insufficient funds")
+DAY = "2026-12-01"
+DAY_TOTAL = {"PK": "WALLET#alice", "SK": f"DAY#{DAY}"}
+DAILY_LIMIT = 200
+DAY_AMOUNTS = (120, 50, 80, 30, 60, 20)  # the stress stage's withdrawals in turn (the first meets the missing table)
 BOOKERS = ("alice", "bob")
 RETRIED_BOOKERS = ("alice", "alice", "carol")  # alice's booking, sent twice, and carol's
 PAIRED_SIZES = (2, 4, 10, 20, 50)
@@ -40,7 +44,7 @@ def first_exception(log, function, expected):
 
 
 def fresh_seat():
-    """Seat 14C free at version 1, as in the reference text."""
+    """Seat 14C free at version 1, as notebook 30 starts it."""
     table = fresh_table(SEATS)
     table.put_item(Item={**SEAT, "holder": None, "version": 1})
     return table
@@ -235,3 +239,43 @@ def withdrawal_problem(withdrawal, heard, recorded):
     if not recorded and set(heard) != {"insufficient funds"}:
         return f"{withdrawal} was not paid, yet an attempt was told {sorted(set(heard))}"
     return None
+
+
+def counted(n, word):
+    """'1 withdrawal', '2 withdrawals': a number with its noun."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def withdrawn_today(table):
+    """The day's total as stored now: 0 while the day's item (or its total) does not exist."""
+    return table.get_item(Key=DAY_TOTAL, ConsistentRead=True).get("Item", {}).get("withdrawn", 0)
+
+
+def daily_limit_problem(table, log):
+    """The day's total never passes 200, it is the sum of what was allowed, and nothing was refused while it fitted."""
+    problem = first_exception(log, "withdraw_today", "True or False")
+    if problem:
+        return problem
+    calls = calls_of(log)
+    for call in calls:
+        if not isinstance(call["result"], bool):
+            return f"withdraw_today returned {call['result']!r}; answer True (allowed) or False (over the limit)"
+    total = withdrawn_today(table)
+    allowed = [call["args"][2] for call in calls if call["result"] is True]
+    if total > DAILY_LIMIT:
+        return (f"{total} withdrawn on {DAY} by {counted(len(allowed), 'withdrawal')} told True; the daily limit is "
+                f"{DAILY_LIMIT}")
+    if total != sum(allowed):
+        return f"the withdrawals told True add up to {sum(allowed)}, but the day's total is {total}"
+    for call in calls:
+        if call["result"] is False and total + call["args"][2] <= DAILY_LIMIT:
+            return (f"a withdrawal of {call['args'][2]} was refused, yet the day ended with {total} of "
+                    f"{DAILY_LIMIT} withdrawn")
+    return None
+
+
+def check_withdraw_today(withdraw_today):
+    """Attack withdraw_today(table, day, amount): two of 120 in every order, then mixed amounts at once; 200 a day."""
+    return attack("withdraw_today", withdraw_today, lambda: fresh_table(WALLETS),
+                  lambda table, n: [(table, DAY, DAY_AMOUNTS[i % len(DAY_AMOUNTS)]) for i in range(n)],
+                  daily_limit_problem, orders_of=lambda table: [(table, DAY, 120)] * 2)
