@@ -3,7 +3,8 @@ import pytest
 from boto3.dynamodb.conditions import Attr
 from botocore.exceptions import ClientError
 
-from helpers.checks.p26 import check_change_user_email, check_sign_up_user, profile_key, sentinel_key
+from helpers.checks.p26 import (check_change_user_email, check_claim_handle, check_sign_up_user, handle_key,
+                                profile_key, sentinel_key)
 from support import notebook_functions
 
 pytestmark = pytest.mark.stress
@@ -129,3 +130,83 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
     signed_up, changed = check_sign_up_user(sign_up_solution), check_change_user_email(change_solution)
     assert signed_up.passed and signed_up.message.endswith("and in all 2 orders of the exhaustive stage")
     assert changed.passed and changed.message.endswith("and in all 6 orders of the exhaustive stage")
+
+
+def claim_handle(table, user_id, handle):
+    """A correct claim: the sentinel and the profile's handle in one transaction, each conditioned."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": table.name, "Item": {**handle_key(handle), "user_id": user_id},
+                     "ConditionExpression": "attribute_not_exists(PK)"}},
+            {"Update": {"TableName": table.name, "Key": profile_key(user_id), "UpdateExpression": "SET handle = :h",
+                        "ConditionExpression": "attribute_not_exists(handle)",
+                        "ExpressionAttributeValues": {":h": handle}}},
+        ])
+        return True
+    except ClientError as error:
+        return not refused(error)
+
+
+def claim_handle_without_the_profile_condition(table, user_id, handle):
+    """Broken: one transaction, but nothing stops a user who already has a handle from taking a second."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": table.name, "Item": {**handle_key(handle), "user_id": user_id},
+                     "ConditionExpression": "attribute_not_exists(PK)"}},
+            {"Update": {"TableName": table.name, "Key": profile_key(user_id), "UpdateExpression": "SET handle = :h",
+                        "ExpressionAttributeValues": {":h": handle}}},
+        ])
+        return True
+    except ClientError as error:
+        return not refused(error)
+
+
+def swallowing_every_error(exercise):
+    """The exercise's correct body under `except Exception: return False`, which hides a missing table too."""
+    def swallowing(*args):
+        try:
+            return exercise(*args)
+        except Exception:
+            return False
+    swallowing.__name__ = exercise.__name__
+    return swallowing
+
+
+@pytest.mark.parametrize("checker, solution, exercise", [
+    (check_sign_up_user, sign_up, "sign_up_user"), (check_change_user_email, change_email, "change_user_email"),
+    (check_claim_handle, claim_handle, "claim_handle")], ids=["sign_up_user", "change_user_email", "claim_handle"])
+def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution, exercise):
+    report = checker(swallowing_every_error(solution))
+    assert not report.passed
+    assert report.message.startswith(f"with its table missing, {exercise} returned False instead of raising "
+                                     "ResourceNotFoundException: it hides errors that are not refusals")
+
+
+def test_a_correct_claim_handle_passes_both_stages(lab):
+    report = check_claim_handle(claim_handle)
+    assert report.passed, report.message
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+def test_the_notebooks_starting_claim_handle_is_caught_in_every_order(lab, run):
+    starting_claim, = notebook_functions(NOTEBOOK, "claim_handle")
+    report = check_claim_handle(starting_claim)
+    assert not report.passed
+    assert report.message == (
+        "alice: GetItem -> alice: PutItem -> bob: GetItem -> alice: UpdateItem -> bob: PutItem -> bob: UpdateItem: "
+        "u0 was told yes for 2 handles (Neo, trinity) (in 18 of the 20 orders in which alice and bob's requests can "
+        "reach DynamoDB)")
+
+
+def test_a_claim_without_the_profile_condition_gives_one_user_two_handles(lab):
+    report = check_claim_handle(claim_handle_without_the_profile_condition)
+    assert not report.passed
+    assert report.message.startswith("alice: TransactWriteItems -> bob: TransactWriteItems: u0 was told yes for 2 "
+                                     "handles (Neo, trinity)")
+
+
+def test_the_notebooks_claim_handle_solution_passes(lab):
+    _, claim_solution = notebook_functions(NOTEBOOK, "address_taken", "claim_handle_solution")
+    report = check_claim_handle(claim_solution)
+    assert report.passed, report.message
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage")

@@ -1,8 +1,10 @@
 """The notebook 27 checkers pass correct solutions and catch the broken ones learners write."""
+import uuid
+
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks.p27 import check_charge_once, check_handle
+from helpers.checks.p27 import check_charge_once, check_handle, check_on_order_paid
 from helpers.knobs import get_knobs
 from support import notebook_functions, refused
 
@@ -73,11 +75,16 @@ def test_a_charge_that_raises_for_a_duplicate_is_caught(lab):
         "charge_once raised 'ConditionalCheckFailedException'; a duplicate must be answered, not raised", lab)
 
 
-def claim_then_charge(table, request_id, amount, charge_card, in_progress=RuntimeError):
-    """The reference handler; `in_progress` is what it raises while another copy works."""
+def claim_then_charge(table, request_id, amount, charge_card, in_progress=RuntimeError, mark=True):
+    """The claiming handler; `in_progress` is what it raises while another copy works. With `mark`, the claim
+    carries this attempt's own token, so the SDK's resend of a claim whose response was lost is accepted."""
     key = {"PK": f"IDEMPOTENCY#{request_id}", "SK": "RECORD"}
+    claim = str(uuid.uuid4())
+    condition = {"ConditionExpression": "attribute_not_exists(PK) OR claim = :mine",
+                 "ExpressionAttributeValues": {":mine": claim}} if mark else {
+                 "ConditionExpression": "attribute_not_exists(PK)"}
     try:
-        table.put_item(Item={**key, "status": "IN_PROGRESS"}, ConditionExpression="attribute_not_exists(PK)")
+        table.put_item(Item={**key, "status": "IN_PROGRESS", "claim": claim}, **condition)
     except ClientError as error:
         if not refused(error):
             raise
@@ -92,9 +99,23 @@ def claim_then_charge(table, request_id, amount, charge_card, in_progress=Runtim
     return response
 
 
-def test_the_reference_handler_passes():
+def test_a_handler_whose_claim_carries_its_own_mark_passes():
     report = check_handle(claim_then_charge)
     assert report.passed, report.message
+    assert report.message.endswith("and in all 12 orders of the exhaustive stage")
+
+
+def test_a_handler_that_cannot_survive_a_lost_claim_response_is_caught(lab):
+    report = check_handle(lambda *args: claim_then_charge(*args, mark=False))
+    if lab.kind != "embedded":
+        assert report.passed and "no claim's response was lost" in report.message
+        return
+    assert not report.passed
+    assert report.message == (
+        "alice: PutItem -> alice: PutItem -> alice: GetItem -> bob: PutItem -> bob: GetItem: the card was never "
+        "charged and every copy was told to retry later: the SDK resent a claim whose response was lost, and the "
+        "handler took its own claim for another copy's (in 12 of the 12 orders in which alice and bob's requests "
+        "can reach DynamoDB)")
 
 
 def test_check_then_write_is_caught_charging_twice():
@@ -119,21 +140,25 @@ def test_a_handler_raising_something_else_than_retry_later_is_caught():
     assert "only RuntimeError ('retry later') may be raised" in report.message
 
 
-def test_a_handler_that_forgets_the_response_is_caught():
+def test_a_handler_that_forgets_the_response_is_caught(lab):
     def never_completes(table, request_id, amount, charge_card):
         key = {"PK": f"IDEMPOTENCY#{request_id}", "SK": "RECORD"}
+        claim = str(uuid.uuid4())
         try:
-            table.put_item(Item={**key, "status": "IN_PROGRESS"}, ConditionExpression="attribute_not_exists(PK)")
+            table.put_item(Item={**key, "status": "IN_PROGRESS", "claim": claim},
+                           ConditionExpression="attribute_not_exists(PK) OR claim = :mine",
+                           ExpressionAttributeValues={":mine": claim})
         except ClientError:
             raise RuntimeError("request already in progress - retry later") from None
         return charge_card(amount)
 
     report = check_handle(never_completes)
     assert not report.passed
-    assert report.message == ("alice: PutItem -> bob: PutItem: a retry after the first call finished got "
-                              "'RuntimeError: request already in progress - retry later', not the stored "
-                              "{'chargeId': 'ch_1', 'amount': 50} (in 2 of the 2 orders in which alice and bob's "
-                              "requests can reach DynamoDB)")
+    steps = ("alice: PutItem -> alice: PutItem -> bob: PutItem" if lab.kind == "embedded"
+             else "alice: PutItem -> bob: PutItem")
+    assert report.message.startswith(f"{steps}: a retry after the first call finished got 'RuntimeError: request "
+                                     "already in progress - retry later', not the stored {'chargeId': 'ch_1', "
+                                     "'amount': 50} (in ")
 
 
 def test_passing_something_else_than_a_function_says_what_to_pass():
@@ -156,4 +181,82 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
     charged, handled = check_charge_once(charge_solution), check_handle(handle_solution)
     orders = 4 if lab.kind == "embedded" else 2
     assert charged.passed and charged.message.endswith(f"and in all {orders} orders of the exhaustive stage")
-    assert handled.passed and handled.message.endswith("and in all 6 orders of the exhaustive stage")
+    assert handled.passed and f"and in all {12 if lab.kind == 'embedded' else 6} orders" in handled.message
+
+
+def on_order_paid(table, event_id, order_id):
+    """A correct webhook: the event's record and the shipment in one transaction."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": table.name, "Item": {"PK": f"EVENT#{event_id}", "SK": "EVENT"},
+                     "ConditionExpression": "attribute_not_exists(PK)"}},
+            {"Put": {"TableName": table.name, "Item": {"PK": f"ORDER#{order_id}", "SK": f"SHIPMENT#{uuid.uuid4()}"}}},
+        ])
+        return "created"
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "TransactionCanceledException":
+            raise
+        return "duplicate"
+
+
+def on_order_paid_forgetting_the_shipment(table, event_id, order_id):
+    """Broken: records the event once, but never writes the shipment."""
+    try:
+        table.put_item(Item={"PK": f"EVENT#{event_id}", "SK": "EVENT"}, ConditionExpression="attribute_not_exists(PK)")
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return "duplicate"
+    return "created"
+
+
+def swallowing_every_error(exercise, answer):
+    """The exercise's correct body under `except Exception: return <answer>`, which hides a missing table too."""
+    def swallowing(*args):
+        try:
+            return exercise(*args)
+        except Exception:
+            return answer
+    return swallowing
+
+
+def test_a_webhook_that_writes_event_and_shipment_together_passes(lab):
+    report = check_on_order_paid(on_order_paid)
+    assert report.passed, report.message
+    assert report.message == ("held in 15 runs of up to 50 concurrent calls (261 calls in all), and in all 2 orders "
+                              "of the exhaustive stage")
+
+
+@pytest.mark.stress
+def test_the_notebooks_starting_webhook_is_caught_in_every_order(lab, run):
+    starting_webhook, = notebook_functions(NOTEBOOK, "on_order_paid")
+    report = check_on_order_paid(starting_webhook)
+    assert not report.passed
+    assert report.message == (
+        "alice: GetItem -> alice: PutItem -> bob: GetItem -> alice: PutItem -> bob: PutItem -> bob: PutItem: order-1 "
+        "has 2 shipments after its order.paid event (evt-1) was delivered twice, and 2 deliveries were answered "
+        "'created' (in 18 of the 20 orders in which alice and bob's requests can reach DynamoDB)")
+
+
+def test_a_webhook_that_never_ships_is_caught(lab):
+    report = check_on_order_paid(on_order_paid_forgetting_the_shipment)
+    assert not report.passed
+    assert report.message.startswith("alice: PutItem -> bob: PutItem: order-1 has 0 shipments after its order.paid "
+                                     "event (evt-1) was delivered twice, and 1 delivery was answered 'created'")
+
+
+def test_the_notebooks_webhook_solution_passes(lab):
+    webhook_solution, = notebook_functions(NOTEBOOK, "on_order_paid_solution")
+    report = check_on_order_paid(webhook_solution)
+    assert report.passed, report.message
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+@pytest.mark.parametrize("checker, solution, exercise, answer", [
+    (check_charge_once, charge_with_key, "charge_once", False),
+    (check_on_order_paid, on_order_paid, "on_order_paid", "duplicate")], ids=["charge_once", "on_order_paid"])
+def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution, exercise, answer):
+    report = checker(swallowing_every_error(solution, answer))
+    assert not report.passed
+    assert report.message.startswith(f"with its table missing, {exercise} returned {answer!r} instead of raising "
+                                     "ResourceNotFoundException: it hides errors that are not refusals")

@@ -100,3 +100,67 @@ def check_change_user_email(change_user_email):
 
     return attack("change_user_email", change_user_email, fresh_users, contested_calls, invariant,
                   explore_setup=lambda: fresh_users(2))
+
+
+HANDLES = ("Neo", "trinity")
+
+
+def handle_key(handle):
+    """The key of the sentinel item that reserves a handle (case-folded)."""
+    return {"PK": f"HANDLE#{handle.lower()}", "SK": "HANDLE"}
+
+
+def fresh_accounts(n=50):
+    """n users u0..u(n-1), each a profile with no handle yet."""
+    table = fresh_table(TABLE)
+    with table.batch_writer() as batch:
+        for i in range(n):
+            batch.put_item(Item=profile_key(f"u{i}"))
+    return table
+
+
+def handle_problem(table, log):
+    """What breaks 'one handle per user, one user per handle, sentinel and profile agreeing', or None."""
+    told = {}
+    for (_, user_id, handle), result in zip(log["args"], log["result"]):
+        if result is True:
+            told.setdefault(user_id, []).append(handle)
+    for user_id, handles in told.items():
+        if len(handles) > 1:
+            return f"{user_id} was told yes for {len(handles)} handles ({', '.join(handles)})"
+    profiles = table.scan(FilterExpression=Attr("SK").eq("PROFILE"), ConsistentRead=True)["Items"]
+    sentinels = table.scan(FilterExpression=Attr("SK").eq("HANDLE"), ConsistentRead=True)["Items"]
+    owner = {sentinel["PK"]: sentinel.get("user_id") for sentinel in sentinels}
+    for sentinel in sentinels:
+        user_id = sentinel.get("user_id")
+        profile = next((p for p in profiles if p["PK"] == f"USER#{user_id}"), {})
+        if handle_key(profile.get("handle", ""))["PK"] != sentinel["PK"]:
+            return (f"the sentinel {sentinel['PK']} names {user_id}, whose profile has the handle "
+                    f"{profile.get('handle')!r}")
+    for profile in profiles:
+        user_id = profile["PK"].removeprefix("USER#")
+        if "handle" in profile and owner.get(handle_key(profile["handle"])["PK"]) != user_id:
+            return f"{profile['PK']} has the handle {profile['handle']!r} but no sentinel names it"
+    for user_id, (handle,) in told.items():
+        named = owner.get(handle_key(handle)["PK"])
+        if named != user_id:
+            return f"{user_id} was told yes for {handle!r}, but the sentinel names {named!r}"
+    return None
+
+
+def check_claim_handle(claim_handle):
+    """Attack claim_handle(table, user_id, handle): u0 claims two handles at once in every order, then many users
+    race for two handles."""
+    def invariant(table, log):
+        return raised(log) or handle_problem(table, log)
+
+    def claims(table, n):
+        """n calls: users u0, u0, u1, u1, ... each claiming Neo then trinity."""
+        return [(table, f"u{i // 2}", HANDLES[i % 2]) for i in range(n)]
+
+    def one_user_two_handles(table):
+        """u0 claims Neo and trinity at once: at most one may be his."""
+        return [(table, "u0", "Neo"), (table, "u0", "trinity")]
+
+    return attack("claim_handle", claim_handle, fresh_accounts, claims, invariant, orders_of=one_user_two_handles,
+                  explore_setup=lambda: fresh_accounts(1))

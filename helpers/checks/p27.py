@@ -3,6 +3,8 @@ import itertools
 import threading
 from contextlib import nullcontext
 
+from boto3.dynamodb.conditions import Key
+
 from ..backend import connect
 from ..knobs import knobs, set_knobs
 from ..tables import fresh_table
@@ -68,15 +70,37 @@ def check_charge_once(charge_once):
                       lambda table, n: [(table, "req-1", AMOUNT)] * n, invariant, explore_setup=lambda: ledger(True))
 
 
+CLAIM = "ConditionExpression"  # a piece of every conditional write's body: the knob loses the first claim's answer
+
+
 def check_handle(handle):
-    """Attack handle(table, request_id, amount, charge_card): two copies of one request in every order, then
-    copies at once; the card is
-    charged once, every answer is that charge, only RuntimeError ("retry later") may be raised."""
+    """Attack handle(table, request_id, amount, charge_card): two copies of one request in every order, then copies
+    at once; on the lab server the first conditional write's response (the claim's) is lost in every order, and in
+    the first run of each size, so the SDK resends the claim. The card is charged once, every answer is that charge,
+    only RuntimeError ("retry later") may be raised."""
+    if not callable(handle):
+        raise TypeError(f"Pass your function itself (e.g. handle), not {handle!r}.")
+    lab = connect(quiet=True)
+    losing = lab.kind == "embedded"
+    runs = itertools.count()
+
+    def request(lose):
+        """A fresh table and card; on the lab server, the next conditional PutItem's response lost if `lose`."""
+        table = fresh_table(TABLE)
+        if losing:
+            set_knobs(lab, quiet=True, **({"lose_response": "PutItem", "lose_count": 1, "lose_matching": CLAIM}
+                                          if lose else {"lose_response": None}))
+        return table, Card()
+
     def setup():
-        return fresh_table(TABLE), Card()
+        return request(next(runs) % TRIES == 0)
 
     def invariant(state, log):
         table, card = state
+        told_later = log["error"].notna().all() and log["error"].str.startswith("RuntimeError").all()
+        if not card.charges and told_later and losing:
+            return ("the card was never charged and every copy was told to retry later: the SDK resent a claim "
+                    "whose response was lost, and the handler took its own claim for another copy's")
         if len(card.charges) != 1:
             return f"the card was charged {len(card.charges)} times for one request"
         charge = {"chargeId": "ch_1", "amount": AMOUNT}
@@ -93,4 +117,47 @@ def check_handle(handle):
             return f"a retry after the first call finished got {error or plain(result)!r}, not the stored {charge!r}"
         return None
 
-    return attack("handle", handle, setup, lambda state, n: [(state[0], "req-1", AMOUNT, state[1])] * n, invariant)
+    with knobs(lab, quiet=True) if losing else nullcontext():
+        report = attack("handle", handle, setup, lambda state, n: [(state[0], "req-1", AMOUNT, state[1])] * n,
+                        invariant, explore_setup=lambda: request(True))
+    if not losing and report.passed:
+        report.message += (" (no claim's response was lost: only the lab server can lose one, so run this checker "
+                           "there for the whole attack)")
+    return report
+
+
+def times(n):
+    """'once', 'twice', '3 times'."""
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def check_on_order_paid(on_order_paid):
+    """Attack on_order_paid(table, event_id, order_id): the webhook evt-1 (order-1 paid) delivered twice in every
+    order, then many events delivered twice each, at once. Each order gets one shipment and one 'created'."""
+    def setup():
+        return fresh_table(TABLE)
+
+    def deliveries(table, n):
+        """n deliveries, each event twice: (evt-0, order-0), (evt-0, order-0), (evt-1, order-1), ..."""
+        return [(table, f"evt-{i // 2}", f"order-{i // 2}") for i in range(n)]
+
+    def invariant(table, log):
+        error = first_error(log)
+        if error:
+            return f"on_order_paid raised {error!r}; a duplicate delivery must be answered, not raised"
+        for order_id, calls in log.groupby(log["args"].map(lambda args: args[2]), sort=True):
+            shipments = table.query(KeyConditionExpression=Key("PK").eq(f"ORDER#{order_id}"),
+                                    ConsistentRead=True)["Items"]
+            created = int((calls["result"] == "created").sum())
+            if len(shipments) != 1 or created != 1:
+                answered = "1 delivery was" if created == 1 else f"{created} deliveries were"
+                return (f"{order_id} has {len(shipments)} shipments after its order.paid event "
+                        f"({calls['args'].iloc[0][1]}) was delivered {times(len(calls))}, and {answered} answered "
+                        "'created'")
+        return None
+
+    def one_event_twice(table):
+        """evt-1 (order-1 paid) delivered twice."""
+        return [(table, "evt-1", "order-1")] * 2
+
+    return attack("on_order_paid", on_order_paid, setup, deliveries, invariant, orders_of=one_event_twice)
