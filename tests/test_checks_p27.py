@@ -99,10 +99,10 @@ def claim_then_charge(table, request_id, amount, charge_card, in_progress=Runtim
     return response
 
 
-def test_a_handler_whose_claim_carries_its_own_mark_passes():
+def test_a_handler_whose_claim_carries_its_own_mark_passes(lab):
     report = check_handle(claim_then_charge)
     assert report.passed, report.message
-    assert report.message.endswith("and in all 12 orders of the exhaustive stage")
+    assert f"and in all {12 if lab.kind == 'embedded' else 6} orders of the exhaustive stage" in report.message
 
 
 def test_a_handler_that_cannot_survive_a_lost_claim_response_is_caught(lab):
