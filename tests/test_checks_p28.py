@@ -6,7 +6,7 @@ from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from helpers import connect
-from helpers.checks.p28 import check_find_user, check_register
+from helpers.checks.p28 import check_assign_ticket, check_find_user, check_register
 from helpers.knobs import get_knobs
 from support import notebook_functions
 
@@ -119,3 +119,92 @@ def test_a_register_that_raises_for_a_taken_email_is_caught():
     assert report.message == ("alice: TransactWriteItems -> bob: TransactWriteItems: register raised 'LookupError: "
                               "neo@x.com is taken' instead of returning False (in 2 of the 2 orders in which alice and "
                               "bob's requests can reach DynamoDB)")
+
+
+def assign_from_the_index(table, agent):
+    """Broken: the first ticket the index lists, written unconditionally."""
+    open_tickets = query_queue(table)
+    if not open_tickets:
+        return None
+    move(table, open_tickets[0], agent)
+    return open_tickets[0]["ticket"]
+
+
+def query_queue(table):
+    """The open tickets, as GSI1 lists them."""
+    return table.query(IndexName="GSI1", KeyConditionExpression=Key("GSI1PK").eq("QUEUE#open"))["Items"]
+
+
+def move(table, ticket, agent, condition=None):
+    """Assign a ticket and move it to QUEUE#assigned, under `condition` when given."""
+    options = {"ConditionExpression": condition} if condition else {}
+    table.update_item(Key={"PK": ticket["PK"], "SK": "TICKET"},
+                      UpdateExpression="SET assignee = :agent, GSI1PK = :moved",
+                      ExpressionAttributeValues={":agent": agent, ":moved": "QUEUE#assigned"}, **options)
+
+
+def assign_with_a_condition(table, agent, candidates=None):
+    """The index proposes, the condition decides, a refusal moves on to the next candidate."""
+    for ticket in query_queue(table)[:candidates]:
+        try:
+            move(table, ticket, agent, "attribute_not_exists(assignee)")
+            return ticket["ticket"]
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+    return None
+
+
+TICKET_TWICE = ("alice: Query -> bob: Query -> alice: UpdateItem -> bob: UpdateItem: 2 agents were told ticket T-1 is "
+                "theirs (agent-0, agent-1); the ticket names agent-1 (in 4 of the 6 orders in which alice and bob's "
+                "requests can reach DynamoDB)")
+
+
+def test_a_conditional_assignment_that_moves_on_passes_both_stages(lab):
+    report = check_assign_ticket(assign_with_a_condition)
+    assert report.passed and report.message.endswith("and in all 6 orders of the exhaustive stage"), report.message
+    if lab.kind == "embedded":
+        assert get_knobs(lab)["gsi_lag"] is None
+
+
+def test_deciding_from_the_index_is_caught_giving_a_ticket_twice():
+    report = check_assign_ticket(assign_from_the_index)
+    assert not report.passed
+    assert report.message == TICKET_TWICE
+
+
+def test_a_refused_assignment_that_gives_up_is_caught_leaving_a_ticket_open():
+    report = check_assign_ticket(lambda table, agent: assign_with_a_condition(table, agent, candidates=1))
+    assert not report.passed
+    assert report.message.startswith("alice: Query -> bob: Query -> alice: UpdateItem -> bob: UpdateItem: agent-1 was "
+                                     "told no ticket is open, but T-2 still is (in 4 of the 6 orders")
+
+
+@pytest.mark.stress
+def test_the_notebooks_starting_assign_ticket_is_caught_in_the_exhaustive_stage(lab, run):
+    starting_assign, = notebook_functions(NOTEBOOK, "assign_ticket")
+    report = check_assign_ticket(starting_assign)
+    assert report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message == TICKET_TWICE
+
+
+def test_the_notebooks_assign_ticket_solution_passes(lab):
+    solution, = notebook_functions(NOTEBOOK, "assign_ticket_solution")
+    report = check_assign_ticket(solution)
+    assert report.passed and report.message.endswith("and in all 6 orders of the exhaustive stage"), report.message
+
+
+@pytest.mark.parametrize("checker, solution, hidden", [
+    (check_find_user, find_with_retries, "[]"), (check_register, register_with_sentinel, "None"),
+    (check_assign_ticket, assign_with_a_condition, "None")], ids=["find_user", "register", "assign_ticket"])
+def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution, hidden):
+    def swallowing(*args):
+        try:
+            return solution(*args)
+        except Exception:
+            return [] if hidden == "[]" else None
+    report = checker(swallowing)
+    assert not report.passed
+    assert report.message.startswith(f"with its table missing, {checker.__name__[len('check_'):]} returned {hidden} "
+                                     "instead of raising ResourceNotFoundException: it hides errors that are not "
+                                     "refusals"), report.message

@@ -4,7 +4,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers import connect
-from helpers.checks.p29 import check_acquire, check_write_fenced
+from helpers.checks.p29 import check_acquire, check_claim_job, check_write_fenced
 from support import notebook_functions, refused
 
 NOTEBOOK = "29-distributed-locking.ipynb"
@@ -62,7 +62,8 @@ def test_read_then_write_is_caught_granting_the_lock_twice():
 def test_an_acquire_that_forgets_the_lease_is_caught_taking_a_held_lock():
     report = check_acquire(lambda table, name, owner, now: acquire_with_condition(table, name, owner, now, lease=0))
     assert not report.passed
-    assert report.message == "1 of 2 workers took the lock at now=1001 while its lease ran to 1002 (with 2 concurrent calls)"
+    assert report.message == ("1 of 2 workers took the lock at now=1001 while its lease ran to 1002 "
+                              "(with 2 concurrent calls)")
 
 
 def test_an_acquire_that_never_expires_is_caught_at_the_takeover():
@@ -126,3 +127,85 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
     acquired, written = check_acquire(acquire_solution), check_write_fenced(write_solution)
     assert acquired.passed and acquired.message.endswith("and in all 2 orders of the exhaustive stage")
     assert written.passed and written.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+def claim_with_condition(table, jobs, worker, now, lease=30, condition="attribute_not_exists(PK) OR expiresAt < :now"):
+    """Claim the first free job under `condition`; a refusal moves on to the next job."""
+    values = {"ExpressionAttributeValues": {":now": now}} if ":now" in condition else {}
+    for job in jobs:
+        try:
+            table.put_item(Item={"PK": f"CLAIM#{job}", "SK": "CLAIM", "worker": worker, "expiresAt": now + lease},
+                           ConditionExpression=condition, **values)
+            return job
+        except ClientError as error:
+            if not refused(error):
+                raise
+    return None
+
+
+def claim_after_reading_expiry(table, jobs, worker, now, lease=30):
+    """Broken: judges the claim by expiresAt, but reads, decides, then writes."""
+    for job in jobs:
+        key = {"PK": f"CLAIM#{job}", "SK": "CLAIM"}
+        current = table.get_item(Key=key, ConsistentRead=True).get("Item")
+        if current and current["expiresAt"] >= now:
+            continue
+        table.put_item(Item={**key, "worker": worker, "expiresAt": now + lease})
+        return job
+    return None
+
+
+CLAIM_BY_EXISTENCE = ("alice: GetItem -> alice: GetItem -> alice: PutItem -> bob: GetItem -> bob: GetItem: "
+                      "worker-1 was told no job is free at now=1003, but job-1 is: its claim by crashed ran out at "
+                      "1002 (in 20 of the 20 orders in which alice and bob's requests can reach DynamoDB)")
+
+
+def test_a_conditional_claim_passes_both_stages():
+    report = check_claim_job(claim_with_condition)
+    assert report.passed and report.message.endswith("and in all 2 orders of the exhaustive stage"), report.message
+
+
+def test_a_claim_judged_by_the_item_existing_is_caught_leaving_an_expired_job():
+    report = check_claim_job(lambda *args: claim_with_condition(*args, condition="attribute_not_exists(PK)"))
+    assert not report.passed
+    assert report.message.startswith("alice: PutItem -> alice: PutItem -> bob: PutItem -> bob: PutItem: worker-1 "
+                                     "was told no job is free at now=1003, but job-1 is: its claim by crashed ran "
+                                     "out at 1002")
+
+
+def test_reading_the_expiry_then_writing_is_caught_giving_a_job_twice():
+    report = check_claim_job(claim_after_reading_expiry)
+    assert not report.passed
+    assert report.message == ("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 workers were told "
+                              f"job-1 is theirs (worker-0, worker-1); its claim names worker-1 (in 4 of the 6 {ORDERS}")
+
+
+@pytest.mark.stress
+def test_the_notebooks_starting_claim_job_is_caught_in_the_exhaustive_stage(lab, run):
+    starting_claim, = notebook_functions(NOTEBOOK, "claim_job")
+    report = check_claim_job(starting_claim)
+    assert report.schedule[:3] == ("alice", "alice", "alice")
+    assert report.message == CLAIM_BY_EXISTENCE
+
+
+def test_the_notebooks_claim_job_solution_passes(lab):
+    solution, = notebook_functions(NOTEBOOK, "claim_job_solution")
+    solution.__globals__["cond_failed"] = connect(quiet=True).client.exceptions.ConditionalCheckFailedException
+    report = check_claim_job(solution)
+    assert report.passed and report.message.endswith("and in all 2 orders of the exhaustive stage"), report.message
+
+
+@pytest.mark.parametrize("checker, solution, hidden", [
+    (check_acquire, acquire_with_condition, False), (check_write_fenced, write_if_newer, False),
+    (check_claim_job, claim_with_condition, None)], ids=["acquire", "write_fenced", "claim_job"])
+def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution, hidden):
+    def swallowing(*args):
+        try:
+            return solution(*args)
+        except Exception:
+            return hidden
+    report = checker(swallowing)
+    assert not report.passed
+    assert report.message.startswith(f"with its table missing, {checker.__name__[len('check_'):]} returned {hidden} "
+                                     "instead of raising ResourceNotFoundException: it hides errors that are not "
+                                     "refusals"), report.message

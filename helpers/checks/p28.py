@@ -43,8 +43,10 @@ def check_find_user(find_user):
     if not callable(find_user):
         raise TypeError(f"Pass your function itself (e.g. find_user), not {find_user!r}.")
 
+    writer = connect(quiet=True).table(TABLE)  # not `table`: a missing table must reach find_user, not the write
+
     def write_then_find(table, n):
-        table.put_item(Item=user(n, f"user{n}@x.com"))
+        writer.put_item(Item=user(n, f"user{n}@x.com"))
         return find_user(table, f"user{n}@x.com")
 
     def invariant(table, log):
@@ -80,3 +82,70 @@ def check_register(register):
 
     return lagged_attack("register", register, lambda table, n: [(table, f"user-{i}", EMAIL) for i in range(n)],
                          invariant)
+
+
+def ticket(n):
+    """Open ticket T-n, listed under QUEUE#open in GSI1."""
+    return {"PK": f"TICKET#T-{n}", "SK": "TICKET", "ticket": f"T-{n}",
+            "GSI1PK": "QUEUE#open", "GSI1SK": f"TICKET#T-{n}"}
+
+
+def check_assign_ticket(assign_ticket):
+    """Attack assign_ticket(table, agent): two agents share two open tickets in every order (the index instant),
+    then n agents take n tickets at once while the index lags; no ticket may go to two agents, and no agent may
+    be told that nothing is open while a ticket still is."""
+    lab = connect(quiet=True)
+    embedded = lab.kind == "embedded"
+
+    def lag(value):
+        """The lab server's index lag (no knob elsewhere)."""
+        if embedded:
+            set_knobs(lab, quiet=True, gsi_lag=value)
+
+    def seed(table, n):
+        """n open tickets, written while the index is instant so that every query lists them; the table."""
+        with table.batch_writer() as batch:
+            for i in range(1, n + 1):
+                batch.put_item(Item=ticket(i))
+        return table
+
+    def fresh():
+        """A fresh table, the index instant."""
+        lag(None)
+        return fresh_table(TABLE)
+
+    def calls(table, n):
+        """n agents for n tickets, seeded now that n is known; then the index lags."""
+        seed(table, n)
+        lag(LAG)
+        return [(table, f"agent-{i}") for i in range(n)]
+
+    def invariant(table, log):
+        errors = log["error"].dropna()
+        if len(errors):
+            return f"assign_ticket raised {errors.iloc[0]!r}"
+        tickets = {item["ticket"]: item.get("assignee") for item in table.scan(ConsistentRead=True)["Items"]
+                   if item["PK"].startswith("TICKET#")}
+        results = [None if result is None or result != result else result for result in log["result"]]  # NaN: None
+        strange = [result for result in results if result is not None and not isinstance(result, str)]
+        if strange:
+            return f"assign_ticket returned {strange[0]!r}, not a ticket id or None"
+        told = {}
+        for args, result in zip(log["args"], results):
+            if result is not None:
+                told.setdefault(result, []).append(args[1])
+        for name, agents in sorted(told.items()):
+            if len(agents) > 1 or tickets.get(name) != agents[0]:
+                return (f"{len(agents)} agent{'s were' if len(agents) > 1 else ' was'} told ticket {name} is theirs "
+                        f"({', '.join(sorted(agents))}); the ticket names {tickets.get(name)}")
+        still_open = sorted(name for name, agent in tickets.items() if agent is None)
+        empty = [args[1] for args, result in zip(log["args"], results) if result is None]
+        if empty and still_open:
+            return f"{empty[0]} was told no ticket is open, but {still_open[0]} still is"
+        return None
+
+    # Both stages decide on the base table; only the stress stage lags, because the lag is time, not order.
+    with knobs(lab, quiet=True) if embedded else nullcontext():
+        return attack("assign_ticket", assign_ticket, fresh, calls, invariant, sizes=(2, 5, 10, 20),
+                      tries=2, orders_of=lambda table: [(table, "agent-0"), (table, "agent-1")],
+                      explore_setup=lambda: seed(fresh(), 2))

@@ -86,3 +86,68 @@ def check_write_fenced(write_fenced):
 
     return attack("write_fenced", write_fenced, lambda: fresh_table(TABLE), calls, invariant,
                   orders_of=lambda table: [(table, token, f"report {token}") for token in (1, 2)])
+
+
+def claim(job, worker, expires_at):
+    """The claim item of `job`, held by `worker` until `expires_at`."""
+    return {"PK": f"CLAIM#{job}", "SK": "CLAIM", "worker": worker, "expiresAt": expires_at}
+
+
+def queue(table, n):
+    """job-0 claimed by a live worker until 2000; jobs 1..n alternately with a claim that ran out at 1002, and free.
+
+    Returns the job ids in order.
+    """
+    jobs = [f"job-{i}" for i in range(n + 1)]
+    with table.batch_writer() as batch:
+        batch.put_item(Item=claim("job-0", "busy", 2000))
+        for i in range(1, n + 1, 2):
+            batch.put_item(Item=claim(f"job-{i}", "crashed", 1002))
+    return jobs
+
+
+def check_claim_job(claim_job):
+    """Attack claim_job(table, jobs, worker, now, lease=30): at now=1003, two workers share job-1 (its claim ran
+    out at 1002) and job-2 (never claimed) in every order; then n workers share n such jobs at once, beside job-0,
+    whose claim runs to 2000. No job may go to two workers or be taken from a live claim, and no worker may be
+    told that nothing is free while a job still is."""
+    def invariant(table, log):
+        errors = log["error"].dropna()
+        if len(errors):
+            return f"claim_job raised {errors.iloc[0]!r}"
+        now = log["args"].iloc[0][3]
+        claims = {item["PK"].split("#", 1)[1]: item for item in table.scan(ConsistentRead=True)["Items"]}
+        results = [None if result is None or result != result else result for result in log["result"]]  # NaN: None
+        told = {}
+        for args, result in zip(log["args"], results):
+            if result is not None:
+                told.setdefault(result, []).append(args[2])
+        for job, workers in sorted(told.items()):
+            holder = claims.get(job, {}).get("worker")
+            if len(workers) > 1 or holder != workers[0]:
+                return (f"{len(workers)} worker{'s were' if len(workers) > 1 else ' was'} told {job} is theirs "
+                        f"({', '.join(sorted(workers))}); its claim names {holder}")
+        if claims.get("job-0", {}).get("worker", "busy") != "busy":
+            return f"{claims['job-0']['worker']} took job-0 from busy, whose claim ran to 2000"
+        free = sorted(job for job in log["args"].iloc[0][1] if job not in claims or claims[job]["expiresAt"] < now)
+        idle = [args[2] for args, result in zip(log["args"], results) if result is None]
+        if idle and free:
+            left = claims.get(free[0])
+            why = f"its claim by {left['worker']} ran out at {left['expiresAt']}" if left else "it has no claim"
+            return f"{idle[0]} was told no job is free at now={now}, but {free[0]} is: {why}"
+        return None
+
+    def two_jobs():
+        """job-1, whose claim ran out at 1002, and job-2, never claimed."""
+        table = fresh_table(TABLE)
+        table.put_item(Item=claim("job-1", "crashed", 1002))
+        return table
+
+    def calls(table, n):
+        """n workers at now=1003 for the n + 1 jobs of queue(table, n)."""
+        jobs = queue(table, n)
+        return [(table, jobs, f"worker-{i}", TAKEOVER) for i in range(n)]
+
+    return attack("claim_job", claim_job, lambda: fresh_table(TABLE), calls, invariant, sizes=(2, 5, 10, 20), tries=2,
+                  orders_of=lambda table: [(table, ["job-1", "job-2"], f"worker-{i}", TAKEOVER) for i in range(2)],
+                  explore_setup=two_jobs)
