@@ -38,6 +38,10 @@ PARTIQL_VERBS = ("SELECT", "INSERT", "UPDATE", "DELETE", "EXISTS")
 NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
 STATEMENT_PIECE = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|[^'\"?]+")
 PROJECTION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9][0-9]*|[.,\[\]]")
+CONDITION_TOKEN = re.compile(r"\s+|[#:][A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|[0-9]+|<>|<=|>=|[=<>(),.\[\]]|.")
+UNPARSABLE_CONDITION = "Cannot parse condition starting at:"
+BAD_FILTER = "Bad Filter Expression: " + UNPARSABLE_CONDITION
+CONDITION_SYNTAX = 'Invalid {}: Syntax error; token: "{}", near: "{}"'
 MULTIPLE_OPERATIONS = "Transaction request cannot include multiple operations on one item"
 TOO_LARGE = "The aggregate size of the items in the transaction cannot exceed 4 MB"
 TOKEN_MISMATCH = ("DynamoDB rejected the request because you retried a request with a different payload but "
@@ -170,6 +174,40 @@ def projection_syntax(expression):
     return None
 
 
+def failure(params, failed):
+    """DynamoDB's answer for a request the engine failed on: a syntax error where moto could not parse an
+    expression, else InternalServerError (from the lab, always a lab bug)."""
+    message = str(failed)
+    if isinstance(failed, ValueError) and message.startswith(UNPARSABLE_CONDITION):
+        answer = condition_syntax(params, message[len(UNPARSABLE_CONDITION):])
+        if answer is not None:
+            return answer
+    return error("InternalServerError", f"{type(failed).__name__}: {failed}", 500)
+
+
+def condition_syntax(params, remaining):
+    """The syntax error of the condition or filter expression that ends with `remaining`, where moto stopped."""
+    details = [params, *(detail for action in params.get("TransactItems", []) for detail in action.values())]
+    for detail in details:
+        for field in ("ConditionExpression", "FilterExpression"):
+            expression = detail.get(field) or ""
+            if remaining.strip() and expression.rstrip().endswith(remaining.strip()):
+                at = len(expression.rstrip()) - len(remaining.strip())
+                return syntax_error(field, expression, at)
+    return None
+
+
+def syntax_error(field, expression, at):
+    """'Invalid ConditionExpression: Syntax error; token: "+", near: "credits + :a"' for the token at `at`."""
+    words = [match.span() for match in CONDITION_TOKEN.finditer(expression) if not match.group().isspace()]
+    index = next(i for i, (start, _) in enumerate(words) if start >= at)
+    start, end = words[index]
+    near_start = words[index - 1][0] if index else start
+    near_end = words[index + 1][1] if index + 1 < len(words) else end
+    return error("ValidationException", CONDITION_SYNTAX.format(field, expression[start:end],
+                                                                expression[near_start:near_end]))
+
+
 def gets_match_keys(params):
     """A Get whose Key is not its table's key cancels the transaction with a ValidationError, as DynamoDB does."""
     reasons = []
@@ -253,6 +291,14 @@ def only_updated_attributes(params, status, payload):
     return json.dumps(answer).encode()
 
 
+def filter_syntax_worded(params, status, payload):
+    """moto words an unparsable FilterExpression 'Bad Filter Expression: ...'; DynamoDB names the token."""
+    if status != 400 or BAD_FILTER.encode() not in payload:
+        return payload
+    answer = condition_syntax(params, json.loads(payload)["message"].split(UNPARSABLE_CONDITION, 1)[1])
+    return payload if answer is None else json.dumps(answer[1]).encode()
+
+
 KEYS_FILTER_PROJECTION = partial(names_defined, ("KeyConditionExpression", "FilterExpression", "ProjectionExpression"))
 UPDATE_CONDITION = partial(names_defined, ("UpdateExpression", "ConditionExpression"))
 def parameters_inlined(params):
@@ -306,6 +352,8 @@ REWRITE = {"ExecuteStatement": parameters_inlined}
 AFTER = {
     "TransactWriteItems": (remember_token,),
     "UpdateItem": (only_updated_attributes,),
+    "Query": (filter_syntax_worded,),
+    "Scan": (filter_syntax_worded,),
 }
 
 

@@ -82,7 +82,7 @@ class Engine:
         try:
             status, out_headers, payload = self.dispatch(url, headers, body, target)
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
-            return engine_failure(error)
+            return engine_failure(error, params)
         if isinstance(payload, str):
             payload = payload.encode()
         payload = fidelity.after(target, params, int(status), payload)
@@ -101,13 +101,13 @@ class Engine:
             status, out_headers, payload = DynamoDBStreamsHandler.dispatch(
                 Request.from_primitives("POST", url, headers, body))
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
-            return engine_failure(error)
+            return engine_failure(error, {})
         return respond(int(status), out_headers, payload.encode() if isinstance(payload, str) else payload)
 
 
-def engine_failure(error):
-    """The InternalServerError DynamoDB answers when it fails; from the lab, always a lab bug to report."""
-    status, payload = fidelity.error("InternalServerError", f"{type(error).__name__}: {error}", 500)
+def engine_failure(error, params):
+    """DynamoDB's answer to a request the engine failed on (fidelity.failure), as a response."""
+    status, payload = fidelity.failure(params, error)
     return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
 
 
