@@ -4,6 +4,9 @@ latency=0.05           every request waits 50 ms first (a number, or a [low, hig
 gsi_lag=0.5            Query/Scan on a GSI sees base-table writes 0.5 s late (or a [low, high] range per write)
 lose_response="PutItem" the next PutItem is applied, then its response is lost, so the SDK retries it
                         (lose_count=N: the next N; lose_matching="text": only requests whose body contains it)
+transaction_conflict=1  the next TransactWriteItems is cancelled with reason TransactionConflict and nothing is
+                        applied, as when another transaction holds its items (conflict_matching="text": only
+                        requests whose body contains it, and only the actions that contain it are contested)
 0 or None turns a knob off. Only the lab server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable,
 so notebooks check `lab.kind == "embedded"` first.
 """
@@ -50,9 +53,11 @@ def knobs(lab, quiet=False, **values):
     try:
         yield knob_values
     finally:
-        restore = {name: before[name] for name in ("latency", "gsi_lag", "lose_response")}
+        restore = {name: before[name] for name in ("latency", "gsi_lag", "lose_response", "transaction_conflict")}
         if before["lose_response"]:
             restore.update(lose_count=before["lose_count"], lose_matching=before["lose_matching"])
+        if before["transaction_conflict"]:
+            restore.update(conflict_matching=before["conflict_matching"])
         call(lab, "POST", restore)
 
 

@@ -5,6 +5,10 @@
   asynchronous index updates can; base-table reads stay strongly consistent.
 - lose_response: a matching request is applied, then its connection is dropped before the response, so the
   SDK retries it exactly as it would after a network failure in production.
+- transaction_conflict: the next N TransactWriteItems (those whose body holds conflict_matching, if given) are
+  cancelled, as DynamoDB cancels one whose items another transaction is writing: TransactionCanceledException,
+  reason TransactionConflict for each contested action (those holding conflict_matching, else every action),
+  and nothing applied. SDKs do not retry a cancelled transaction, so the caller's own retry branch runs.
 
 State is changed only under the engine lock (Engine.handle, Engine.knob_request); the fast path of
 Engine.handle reads `on` and `latency` without it, so switching a knob takes effect from the next request.
@@ -15,14 +19,17 @@ import random
 import time
 from collections import defaultdict
 
+from moto.dynamodb.exceptions import TransactionCanceledException
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType
 
 MAX_SECONDS = 10
 MAX_LOST = 100
+CONFLICT = ("TransactionConflict", "Transaction is ongoing for the item", None)
 OPERATIONS = ("PutItem", "UpdateItem", "DeleteItem", "GetItem", "Query", "Scan", "BatchWriteItem",
               "BatchGetItem", "TransactWriteItems", "TransactGetItems")
-NAMES = ("latency", "gsi_lag", "lose_response", "lose_count", "lose_matching")
+NAMES = ("latency", "gsi_lag", "lose_response", "lose_count", "lose_matching", "transaction_conflict",
+         "conflict_matching")
 
 
 class KnobError(ValueError):
@@ -66,7 +73,9 @@ class Knobs:
         self.latency = None
         self.gsi_lag = None
         self.lose = None
+        self.conflict = None
         self.responses_lost = 0
+        self.conflicts_made = 0
         self.pending = {}
 
     def state(self):
@@ -75,7 +84,9 @@ class Knobs:
         return {"latency": list(self.latency) if self.latency else None,
                 "gsi_lag": list(self.gsi_lag) if self.gsi_lag else None,
                 "lose_response": lose.get("operation"), "lose_count": lose.get("count", 0),
-                "lose_matching": lose.get("matching"), "responses_lost": self.responses_lost}
+                "lose_matching": lose.get("matching"), "responses_lost": self.responses_lost,
+                "transaction_conflict": (self.conflict or {}).get("count", 0),
+                "conflict_matching": (self.conflict or {}).get("matching"), "conflicts_made": self.conflicts_made}
 
     def describe(self):
         """'latency 0.05 s, gsi_lag 0.5 s, lose_response next 1 PutItem', or '' when all are off."""
@@ -87,21 +98,26 @@ class Knobs:
         if self.lose:
             matching = f" matching {self.lose['matching']!r}" if self.lose["matching"] else ""
             parts.append(f"lose_response next {self.lose['count']} {self.lose['operation']}{matching}")
+        if self.conflict:
+            matching = f" matching {self.conflict['matching']!r}" if self.conflict["matching"] else ""
+            parts.append(f"transaction_conflict next {self.conflict['count']} TransactWriteItems{matching}")
         return ", ".join(parts)
 
     def update(self, values):
         """Set the named knobs (others keep their value); refuse the whole update if any value is bad."""
         unknown = sorted(set(values) - set(NAMES))
         if unknown:
-            raise KnobError(f"Unknown knob {unknown[0]!r}; the knobs are latency, gsi_lag and lose_response "
-                            "(with lose_count and lose_matching).")
+            raise KnobError(f"Unknown knob {unknown[0]!r}; the knobs are latency, gsi_lag, lose_response "
+                            "(with lose_count and lose_matching) and transaction_conflict (with conflict_matching).")
         latency = seconds_range("latency", values["latency"]) if "latency" in values else self.latency
         gsi_lag = seconds_range("gsi_lag", values["gsi_lag"]) if "gsi_lag" in values else self.gsi_lag
         lose = self.losing(values) if set(values) & {"lose_response", "lose_count", "lose_matching"} else self.lose
-        self.latency, self.gsi_lag, self.lose = latency, gsi_lag, lose
+        conflict = (conflicting(values, self.conflict) if set(values) & {"transaction_conflict", "conflict_matching"}
+                    else self.conflict)
+        self.latency, self.gsi_lag, self.lose, self.conflict = latency, gsi_lag, lose, conflict
         if not gsi_lag:
             self.pending.clear()
-        self.on = bool(latency or gsi_lag or lose)
+        self.on = bool(latency or gsi_lag or lose or conflict)
 
     def losing(self, values):
         """The lose_response setting from lose_response, lose_count (default 1) and lose_matching."""
@@ -120,6 +136,22 @@ class Knobs:
         if matching is not None and (not isinstance(matching, str) or not matching):
             raise KnobError(f"lose_matching must be a non-empty piece of the request's JSON body; got {matching!r}")
         return {"operation": operation, "count": count, "matching": matching}
+
+    def cancelled(self, target, params, body):
+        """(400, body) cancelling this TransactWriteItems with TransactionConflict when the knob says so, else None."""
+        conflict = self.conflict
+        if not conflict or target != "TransactWriteItems" or (
+                conflict["matching"] and conflict["matching"].encode() not in body):
+            return None
+        conflict["count"] -= 1
+        if not conflict["count"]:
+            self.conflict = None
+            self.on = bool(self.latency or self.gsi_lag or self.lose)
+        self.conflicts_made += 1
+        matching = conflict["matching"]
+        reasons = [CONFLICT if not matching or matching in json.dumps(action) else (None, None, None)
+                   for action in params.get("TransactItems", [])]
+        return 400, json.loads(TransactionCanceledException(reasons).description)
 
     def wait(self):
         """Sleep for the latency knob (called outside the engine lock)."""
@@ -193,6 +225,21 @@ class Knobs:
             self.on = bool(self.latency or self.gsi_lag)
         self.responses_lost += 1
         return True
+
+
+def conflicting(values, current):
+    """The transaction_conflict setting from transaction_conflict (a count; 0 or None is off) and conflict_matching."""
+    count = values.get("transaction_conflict", (current or {}).get("count"))
+    matching = values.get("conflict_matching", (current or {}).get("matching"))
+    if count is None or count == 0:
+        if matching is not None:
+            raise KnobError("conflict_matching needs transaction_conflict, e.g. transaction_conflict=1.")
+        return None
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_LOST:
+        raise KnobError(f"transaction_conflict must be a whole number from 0 (off) to {MAX_LOST}; got {count!r}")
+    if matching is not None and (not isinstance(matching, str) or not matching):
+        raise KnobError(f"conflict_matching must be a non-empty piece of the request's JSON body; got {matching!r}")
+    return {"count": count, "matching": matching}
 
 
 def as_of(table, history):

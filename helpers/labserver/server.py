@@ -56,6 +56,9 @@ class Engine:
                 return self.apply(url, headers, body, target, params)
         knobs.wait()
         with self.lock:
+            cancelled = knobs.cancelled(target, params, body)
+            if cancelled is not None:
+                return answer(*cancelled)
             return knobs.around(target, params, body, lambda: self.apply(url, headers, body, target, params))
 
     def knob_request(self, method, body):
@@ -67,15 +70,14 @@ class Engine:
                 except KnobError as error:
                     return HTTPStatus.BAD_REQUEST, {"message": str(error), "knobs": self.knobs.state()}
             elif method == "DELETE":
-                self.knobs.update({"latency": None, "gsi_lag": None, "lose_response": None})
+                self.knobs.update({"latency": None, "gsi_lag": None, "lose_response": None, "transaction_conflict": None})
             return HTTPStatus.OK, {"knobs": self.knobs.state(), "description": self.knobs.describe()}
 
     def apply(self, url, headers, body, target, params):
         """Apply one request with moto (the caller holds the engine lock): (status, headers, body bytes)."""
         answered = fidelity.before(target, params)
         if answered is not None:
-            status, payload = answered
-            return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
+            return answer(*answered)
         rewritten = fidelity.rewrite(target, params)
         if rewritten is not None:
             params, body = rewritten, json.dumps(rewritten).encode()
@@ -107,7 +109,11 @@ class Engine:
 
 def engine_failure(error, params):
     """DynamoDB's answer to a request the engine failed on (fidelity.failure), as a response."""
-    status, payload = fidelity.failure(params, error)
+    return answer(*fidelity.failure(params, error))
+
+
+def answer(status, payload):
+    """A response carrying a JSON body the lab composed itself (an error, or a corrected answer)."""
     return respond(status, {"Content-Type": JSON_TYPE}, json.dumps(payload).encode())
 
 
