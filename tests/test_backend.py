@@ -77,7 +77,7 @@ def test_off_the_embedded_server_the_lab_refuses_to_write_tables_it_did_not_crea
 
 
 def test_a_table_the_lab_does_not_define_is_refused_naming_the_ones_it_does(lab):
-    with pytest.raises(ValueError, match=r"^'Users' is not one of the lab's tables; choose from \['p22-conditional"):
+    with pytest.raises(ValueError, match=r"^'Users' is not one of the lab's tables; choose from \['p00-start-here', 'p22-conditional"):
         fresh_table("Users", lab)
     assert "Users" not in lab.client.list_tables()["TableNames"]
 
