@@ -4,7 +4,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers.checks.p22 import WALLET, check_redeem, check_register, check_spend
-from support import notebook_functions, refused
+from support import notebook_functions, refused, swallowing
 
 NOTEBOOK = "22-conditional-writes.ipynb"
 
@@ -40,16 +40,6 @@ def redeem(table, code, user, order):
         if not refused(error):
             raise
         return False
-
-
-def swallowing_every_error(exercise):
-    """The exercise's correct body under `except Exception: return False`, which hides a missing table too."""
-    def swallowing(*args):
-        try:
-            return exercise(*args)
-        except Exception:
-            return False
-    return swallowing
 
 
 def redeem_keyed_by_the_coupon_alone(table, code, user, order):
@@ -184,7 +174,7 @@ def hidden_missing_table(exercise):
 @pytest.mark.parametrize("checker, solution", [(check_register, register), (check_spend, spend),
                                                (check_redeem, redeem)], ids=["register", "spend", "redeem"])
 def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution):
-    report = checker(swallowing_every_error(solution))
+    report = checker(swallowing(solution))
     assert not report.passed
     assert report.message.startswith(hidden_missing_table(solution.__name__))
 

@@ -2,7 +2,7 @@
 from botocore.exceptions import ClientError
 
 from helpers.checks.p24 import LIMIT, check_allow, check_buy, check_next_invoice, window_key
-from support import notebook_functions
+from support import notebook_functions, swallowing
 
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
 INVOICE = {"PK": "SEQUENCE#invoice", "SK": "COUNTER"}
@@ -112,16 +112,6 @@ def test_checking_the_last_widget_in_code_before_add_is_caught_going_below_zero(
     report = check_buy(buy_checked_then_added)
     assert report.message.startswith("alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: 2 "
                                      "shoppers were told they bought one, and the stock went from 1 to -1 (in 4 of the 6 orders")
-
-
-def swallowing(function):
-    """function, with every exception it raises turned into False."""
-    def swallowed(*args):
-        try:
-            return function(*args)
-        except Exception:
-            return False
-    return swallowed
 
 
 def allow_checked_in_code(table, user, now):

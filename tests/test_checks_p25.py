@@ -4,7 +4,7 @@ from botocore.exceptions import ClientError
 
 from helpers.checks.p25 import (PROFILE, STOCK, account_key, booking_key, check_change_seat, check_place_order_once,
                                 check_transfer, order_key, seat_key)
-from support import notebook_functions
+from support import notebook_functions, swallowing
 
 pytestmark = pytest.mark.stress
 
@@ -166,16 +166,6 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
     assert ordered.passed, ordered.message
     assert transferred.message.endswith("and in all 2 orders of the exhaustive stage")
     assert ordered.message.endswith("and in all 2 orders of the exhaustive stage")
-
-
-def swallowing(function):
-    """function, with every exception it raises turned into False."""
-    def swallowed(*args):
-        try:
-            return function(*args)
-        except Exception:
-            return False
-    return swallowed
 
 
 def change_seat_checked_in_code(table, booking, from_seat, to_seat):

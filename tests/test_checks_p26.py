@@ -5,7 +5,7 @@ from botocore.exceptions import ClientError
 
 from helpers.checks.p26 import (check_change_user_email, check_claim_handle, check_sign_up_user, handle_key,
                                 profile_key, sentinel_key)
-from support import notebook_functions
+from support import notebook_functions, swallowing
 
 pytestmark = pytest.mark.stress
 
@@ -161,22 +161,11 @@ def claim_handle_without_the_profile_condition(table, user_id, handle):
         return not refused(error)
 
 
-def swallowing_every_error(exercise):
-    """The exercise's correct body under `except Exception: return False`, which hides a missing table too."""
-    def swallowing(*args):
-        try:
-            return exercise(*args)
-        except Exception:
-            return False
-    swallowing.__name__ = exercise.__name__
-    return swallowing
-
-
 @pytest.mark.parametrize("checker, solution, exercise", [
     (check_sign_up_user, sign_up, "sign_up_user"), (check_change_user_email, change_email, "change_user_email"),
     (check_claim_handle, claim_handle, "claim_handle")], ids=["sign_up_user", "change_user_email", "claim_handle"])
 def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution, exercise):
-    report = checker(swallowing_every_error(solution))
+    report = checker(swallowing(solution))
     assert not report.passed
     assert report.message.startswith(f"with its table missing, {exercise} returned False instead of raising "
                                      "ResourceNotFoundException: it hides errors that are not refusals")

@@ -6,7 +6,7 @@ from botocore.exceptions import ClientError
 
 from helpers.checks.p27 import check_charge_once, check_handle, check_on_order_paid
 from helpers.knobs import get_knobs
-from support import notebook_functions, refused
+from support import notebook_functions, refused, swallowing
 
 NOTEBOOK = "27-idempotency-keys.ipynb"
 LEDGER = {"PK": "ACCOUNT#alice", "SK": "LEDGER"}
@@ -210,16 +210,6 @@ def on_order_paid_forgetting_the_shipment(table, event_id, order_id):
     return "created"
 
 
-def swallowing_every_error(exercise, answer):
-    """The exercise's correct body under `except Exception: return <answer>`, which hides a missing table too."""
-    def swallowing(*args):
-        try:
-            return exercise(*args)
-        except Exception:
-            return answer
-    return swallowing
-
-
 def test_a_webhook_that_writes_event_and_shipment_together_passes(lab):
     report = check_on_order_paid(on_order_paid)
     assert report.passed, report.message
@@ -256,7 +246,7 @@ def test_the_notebooks_webhook_solution_passes(lab):
     (check_charge_once, charge_with_key, "charge_once", False),
     (check_on_order_paid, on_order_paid, "on_order_paid", "duplicate")], ids=["charge_once", "on_order_paid"])
 def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution, exercise, answer):
-    report = checker(swallowing_every_error(solution, answer))
+    report = checker(swallowing(solution, answer))
     assert not report.passed
     assert report.message.startswith(f"with its table missing, {exercise} returned {answer!r} instead of raising "
                                      "ResourceNotFoundException: it hides errors that are not refusals")

@@ -5,7 +5,7 @@ from botocore.exceptions import ClientError
 
 from helpers import connect
 from helpers.checks.p29 import check_acquire, check_claim_job, check_write_fenced
-from support import notebook_functions, refused
+from support import notebook_functions, refused, swallowing
 
 NOTEBOOK = "29-distributed-locking.ipynb"
 ORDERS = "orders in which alice and bob's requests can reach DynamoDB)"
@@ -199,12 +199,7 @@ def test_the_notebooks_claim_job_solution_passes(lab):
     (check_acquire, acquire_with_condition, False), (check_write_fenced, write_if_newer, False),
     (check_claim_job, claim_with_condition, None)], ids=["acquire", "write_fenced", "claim_job"])
 def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution, hidden):
-    def swallowing(*args):
-        try:
-            return solution(*args)
-        except Exception:
-            return hidden
-    report = checker(swallowing)
+    report = checker(swallowing(solution, hidden))
     assert not report.passed
     assert report.message.startswith(f"with its table missing, {checker.__name__[len('check_'):]} returned {hidden} "
                                      "instead of raising ResourceNotFoundException: it hides errors that are not "

@@ -8,7 +8,7 @@ from botocore.exceptions import ClientError
 from helpers.checks.practice import (DAY_TOTAL, SEAT, STOCK, WALLET, check_add_tag, check_book_seat,
                                      check_book_seat_retry, check_reserve, check_signup, check_withdraw,
                                      check_withdraw_once, check_withdraw_today)
-from support import notebook_functions, refused
+from support import notebook_functions, refused, swallowing
 
 EXERCISES = [  # (notebook, starting code, solution, checker)
     ("30-seat-booking.ipynb", "book_seat", "book_seat_solution", check_book_seat),
@@ -244,21 +244,11 @@ def test_the_example_from_the_issue_reads_as_promised(lab):
     assert panel.verdict == "all done: alice → True, bob → True · the invariant is BROKEN"
 
 
-def swallowing_every_error(exercise):
-    """The exercise's correct body under `except Exception: return False`, which hides a missing table too."""
-    def swallowing(*args):
-        try:
-            return exercise(*args)
-        except Exception:
-            return False
-    return swallowing
-
-
 @pytest.mark.parametrize("notebook, starting, solution, checker", EXERCISES, ids=IDS)
 def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, notebook, starting, solution,
                                                                              checker):
     correct, = notebook_functions(notebook, solution)
-    report = checker(swallowing_every_error(correct))
+    report = checker(swallowing(correct))
     assert not report.passed
     assert report.message.startswith(f"with its table missing, {EXERCISE_NAMES[checker]} returned False instead of "
                                      "raising ResourceNotFoundException: it hides errors that are not refusals")
