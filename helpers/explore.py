@@ -10,6 +10,7 @@ row per order: the schedule, its steps, what each client returned and whether `c
 `Stepper` drives the same machinery by hand, one request at a time (the step-through panel uses it).
 """
 import json
+import queue
 import threading
 import time
 from contextlib import contextmanager
@@ -128,8 +129,37 @@ def install_hold(client):
     client.meta.events.register("needs-retry.dynamodb", note_answer, unique_id=ANSWER_ID)
 
 
+class Workers:
+    """One thread per client, kept from schedule to schedule: a new thread per schedule costs more than a request."""
+
+    def __init__(self, names):
+        self.jobs = {name: queue.SimpleQueue() for name in names}
+        self.threads = [threading.Thread(target=self.work, args=(name,), name=f"explore-{name}", daemon=True)
+                        for name in names]
+        for thread in self.threads:
+            thread.start()
+
+    def work(self, name):
+        """Serve `name` in each run handed over, until close()."""
+        while (run := self.jobs[name].get()) is not None:
+            run.serve(name)
+
+    def begin(self, run):
+        """Start every client of `run` on its thread."""
+        for name in run.clients:
+            self.jobs[name].put(run)
+
+    def close(self):
+        """Let the threads end once their current client returns, and wait up to a second for them."""
+        for jobs in self.jobs.values():
+            jobs.put(None)
+        deadline = time.monotonic() + STOP_WITHIN
+        for thread in self.threads:
+            thread.join(max(deadline - time.monotonic(), 0))
+
+
 class Run:
-    """One schedule in progress: client threads, each running, held at a request, or done."""
+    """One schedule in progress: each client running on its thread, held at a request, or done."""
 
     def __init__(self, clients, timeout=CLIENT_TIMEOUT):
         self.clients = clients
@@ -141,28 +171,30 @@ class Run:
         self.results = {}
         self.steps = []
         self.stopped = False
+        self.exited = 0
         self.go = {name: threading.Event() for name in clients}
-        self.threads = [threading.Thread(target=self.serve, args=(name,), name=f"explore-{name}", daemon=True)
-                        for name in clients]
 
-    def start(self):
-        """Start every client and wait until each is held at its first request or done."""
-        for thread in self.threads:
-            thread.start()
+    def start(self, workers):
+        """Start every client on its worker thread and wait until each is held at its first request or done."""
+        workers.begin(self)
         self.settle()
 
     def serve(self, name):
-        """A client thread: run the client function, keep what it returned or raised."""
+        """On the client's thread: run the client function, keep what it returned or raised."""
         CURRENT.run, CURRENT.name = self, name
         try:
             result = self.clients[name]()
         except Stopped:
-            return
+            result = None
         except Exception as error:  # the client's exception is its result, for check() to judge
             result = error
+        finally:
+            CURRENT.run = None
         with self.changed:
-            self.results[name] = result
+            if not self.stopped:
+                self.results[name] = result
             self.running.discard(name)
+            self.exited += 1
             self.changed.notify_all()
 
     def hold(self, name, request):
@@ -220,8 +252,9 @@ class Run:
         for go in self.go.values():
             go.set()
         deadline = time.monotonic() + STOP_WITHIN
-        for thread in self.threads:
-            thread.join(max(deadline - time.monotonic(), 0))
+        with self.changed:
+            while self.exited < len(self.clients) and time.monotonic() < deadline:
+                self.changed.wait(max(deadline - time.monotonic(), 0))
 
 
 def check_clients(clients):
@@ -246,7 +279,17 @@ def exclusive():
         EXPLORING.release()
 
 
-def run_schedule(clients, reset, prefix, timeout):
+@contextmanager
+def working(clients):
+    """Worker threads for the clients, closed when the block ends however it ends."""
+    workers = Workers(clients)
+    try:
+        yield workers
+    finally:
+        workers.close()
+
+
+def run_schedule(clients, reset, prefix, timeout, workers):
     """Run one schedule: follow `prefix`, then always the first client that is ready; return (run, choices).
 
     prefix and choices are lists of (client chosen, clients that were ready); along the prefix the same
@@ -256,7 +299,7 @@ def run_schedule(clients, reset, prefix, timeout):
     run = Run(clients, timeout)
     choices = []
     try:
-        run.start()
+        run.start(workers)
         while run.held:
             enabled = tuple(run.enabled)
             if len(choices) < len(prefix):
@@ -319,11 +362,11 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     lab = lab or connect(quiet=True)
     install_hold(lab.client)
     rows, prefix, first = [], [], None
-    with exclusive(), trace.tracing(False):
+    with exclusive(), trace.tracing(False), working(clients) as workers:
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
-            run, choices = run_schedule(clients, reset, prefix, timeout)
+            run, choices = run_schedule(clients, reset, prefix, timeout, workers)
             first = first or run
             results = {name: run.results[name] for name in clients}
             rows.append({"schedule": tuple(request.client for request in run.steps),
@@ -385,17 +428,18 @@ class Stepper:
         self.clients, self.reset_state, self.check, self.timeout = clients, reset, check, timeout
         self.lab = lab or connect(quiet=True)
         install_hold(self.lab.client)
-        self.run = None
+        self.run, self.workers = None, None
         self.reset()
 
     def reset(self):
         """Stop the current schedule, restore the starting state and hold every client at its first request."""
         self.close()
+        self.workers = Workers(self.clients)
         with trace.tracing(False):
             self.reset_state()
             self.run = Run(self.clients, self.timeout)
             try:
-                self.run.start()
+                self.run.start(self.workers)
             except BaseException:
                 self.run.stop()
                 raise
@@ -454,9 +498,10 @@ class Stepper:
             return bool(self.check(self.results))
 
     def close(self):
-        """Release the held client threads."""
+        """Release the held client threads and let them end."""
         if self.run is not None:
             self.run.stop()
+            self.workers.close()
 
 
 def describe(result):
