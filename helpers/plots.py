@@ -90,8 +90,9 @@ def timeline(race):
     survivors = log[(log["outcome"] == "written") & ~log["overwritten"]].sort_values("end_ms")
     if race.lost and len(survivors) <= CONNECT_UP_TO:
         figure.add_trace(go.Scatter(x=survivors["end_ms"], y=lane[survivors.index], mode="lines+markers",
-                                    name=f"the {len(survivors)} updates that survive, in the order they chain up "
-                                         f"to the final {race.final:g}",
+                                    name=(f"the {len(survivors)} updates that survive, in the order they chain up "
+                                          f"to the final {race.final:g}" if len(survivors) > 1 else
+                                          f"the one update that survives: the final {race.final:g}"),
                                     line={"color": COLOURS["kept"], "width": 2},
                                     marker={"symbol": "circle-open", "color": COLOURS["kept"], "size": 15,
                                             "line": {"width": 2}},

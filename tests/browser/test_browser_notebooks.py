@@ -236,7 +236,7 @@ def play_double_booking(page, screenshots):
     except Exception as failure:  # what a learner would see instead: the panel as it is, in the screenshot
         problems.append(f"playing the double booking: {type(failure).__name__}: {str(failure).splitlines()[0]}")
     played = [step.strip() for step in steps.all_inner_texts()]
-    if [step.split()[0:2] for step in played] != [[f"{client}:", operation] for client, operation in DOUBLE_BOOKING]:
+    if [step.split()[0:3] for step in played] != [[client, "▶", operation] for client, operation in DOUBLE_BOOKING]:
         problems.append(f"the panel lists the steps {played}")
     seat = cell.evaluate(TABLE_ROW_JS)
     if not seat or seat.get("holder") != "bob":
