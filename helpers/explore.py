@@ -59,11 +59,6 @@ class Request:
         return f"{self.client}: {self.operation}"
 
     @property
-    def refused(self):
-        """True when DynamoDB answered this request with an error (a failed condition, a cancelled transaction...)."""
-        return self.answer not in (None, "OK")
-
-    @property
     def summary(self):
         """The request in one line: 'PutItem {PK: 'seat#14C', holder: 'alice'} if version = 1'."""
         return request_summary(self.operation, self.body)
