@@ -7,7 +7,8 @@ import tempfile
 
 import pytest
 
-from helpers import connect
+from helpers import connect, tracing
+from helpers.knobs import reset_knobs
 
 STRESS_RUNS = int(os.environ.get("LAB_STRESS_RUNS", "3"))
 PROGRESS_VARIABLE = "DYNAMODB_LAB_PROGRESS"
@@ -42,6 +43,17 @@ def lab():
 def client(lab):
     """The low-level boto3 client of the session's Lab."""
     return lab.client
+
+
+@pytest.fixture
+def knobs_off(lab):
+    """The test starts and ends with every teaching knob off, the transcript silent (embedded server only)."""
+    if lab.kind != "embedded":
+        pytest.skip("the teaching knobs exist only on the embedded lab server")
+    reset_knobs(lab, quiet=True)
+    with tracing(False):
+        yield
+    reset_knobs(lab, quiet=True)
 
 
 @pytest.fixture

@@ -5,23 +5,15 @@ import urllib.request
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers import fresh_table, tracing
-from helpers.knobs import get_knobs, knobs, reset_knobs, set_knobs
+from helpers import fresh_table
+from helpers.knobs import get_knobs, knobs, set_knobs
 
 TABLE = "p25-transactions"
 A = {"PK": "ACCOUNT#a", "SK": "BALANCE"}
 B = {"PK": "ACCOUNT#b", "SK": "BALANCE"}
 
 
-@pytest.fixture(autouse=True)
-def knobs_off(lab):
-    """Every test starts and ends with all knobs off, transcript silent."""
-    if lab.kind != "embedded":
-        pytest.skip("the teaching knobs exist only on the embedded lab server")
-    reset_knobs(lab, quiet=True)
-    with tracing(False):
-        yield
-    reset_knobs(lab, quiet=True)
+pytestmark = pytest.mark.usefixtures("knobs_off")
 
 
 @pytest.fixture

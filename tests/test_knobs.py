@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 from boto3.dynamodb.conditions import Key
 
-from helpers import Lab, fresh_table, tracing
+from helpers import Lab, fresh_table
 from helpers.knobs import KnobsUnavailable, get_knobs, knobs, reset_knobs, set_knobs
 
 TABLE = "p28-gsi-consistency"
@@ -19,15 +19,7 @@ COUNTER = {"PK": "COUNTER#1", "SK": "COUNTER"}
 LAG = 0.4
 
 
-@pytest.fixture(autouse=True)
-def knobs_off(lab):
-    """Every test starts and ends with all knobs off, transcript silent."""
-    if lab.kind != "embedded":
-        pytest.skip("the teaching knobs exist only on the embedded lab server")
-    reset_knobs(lab, quiet=True)
-    with tracing(False):
-        yield
-    reset_knobs(lab, quiet=True)
+pytestmark = pytest.mark.usefixtures("knobs_off")
 
 
 @pytest.fixture
