@@ -29,7 +29,7 @@ MISSING_TABLE = "p99-no-such-table"
 
 @dataclass
 class Report:
-    """What a checker found: a pass, or the smallest failing run with what went wrong."""
+    """What a checker found: a pass, or the first failing order (or smallest failing run) and what went wrong."""
 
     exercise: str
     passed: bool
@@ -133,7 +133,8 @@ def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explor
     problem, log = problems["first"]
     *others, last = scenario.clients
     names = f"{', '.join(others)} and {last}" if others else last
-    message = (f"{' -> '.join(first['steps']) or 'before any request'}: {problem} (in {int((~orders['ok']).sum())} of the {len(orders)} "
+    broken = int((~orders["ok"]).sum())
+    message = (f"{' -> '.join(first['steps']) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
                f"orders in which {names}'s requests can reach DynamoDB)")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders), ""
 
