@@ -34,3 +34,9 @@ def swallowing(function, answer=False):
         except Exception:
             return answer
     return swallowed
+
+
+def hidden_missing_table(exercise, answer=False):
+    """The message a checker gives a function that answered `answer` on a missing table instead of raising."""
+    return (f"with its table missing, {exercise} returned {answer!r} instead of raising ResourceNotFoundException: "
+            "it hides errors that are not refusals")

@@ -4,7 +4,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers.checks.p22 import WALLET, check_redeem, check_register, check_spend
-from support import notebook_functions, refused, swallowing
+from support import notebook_functions, refused, swallowing, hidden_missing_table
 
 NOTEBOOK = "22-conditional-writes.ipynb"
 
@@ -163,12 +163,6 @@ def test_a_failing_stress_run_can_be_plotted_one_bar_per_call(lab):
 def test_a_checker_asks_for_the_function_itself(lab):
     with pytest.raises(TypeError, match="Pass your function itself"):
         check_register("register")
-
-
-def hidden_missing_table(exercise):
-    """The message a checker gives a function that answered False on a missing table."""
-    return (f"with its table missing, {exercise} returned False instead of raising ResourceNotFoundException: it hides "
-            "errors that are not refusals")
 
 
 @pytest.mark.parametrize("checker, solution", [(check_register, register), (check_spend, spend),

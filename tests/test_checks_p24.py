@@ -2,7 +2,7 @@
 from botocore.exceptions import ClientError
 
 from helpers.checks.p24 import LIMIT, check_allow, check_buy, check_next_invoice, window_key
-from support import notebook_functions, swallowing
+from support import notebook_functions, swallowing, hidden_missing_table
 
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
 INVOICE = {"PK": "SEQUENCE#invoice", "SK": "COUNTER"}
@@ -169,8 +169,7 @@ def test_a_ceiling_that_forgets_the_missing_window_refuses_every_first_request(l
 def test_allow_that_swallows_every_error_is_told_which_error_it_hid(lab):
     report = check_allow(swallowing(allow_with_a_ceiling))
     assert not report.passed
-    assert report.message.startswith("with its table missing, allow returned False instead of raising "
-                                     "ResourceNotFoundException")
+    assert report.message.startswith(hidden_missing_table("allow"))
 
 
 def test_the_notebooks_starting_allow_is_caught_in_the_same_order_every_run(lab, run):
@@ -194,5 +193,4 @@ def test_every_checker_names_the_error_a_function_that_swallows_everything_hid(l
                                       (check_next_invoice, "next_invoice", next_invoice_with_add)):
         report = check(swallowing(solution))
         assert not report.passed
-        assert report.message.startswith(f"with its table missing, {exercise} returned False instead of raising "
-                                         "ResourceNotFoundException")
+        assert report.message.startswith(hidden_missing_table(exercise))

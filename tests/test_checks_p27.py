@@ -6,7 +6,7 @@ from botocore.exceptions import ClientError
 
 from helpers.checks.p27 import check_charge_once, check_handle, check_on_order_paid
 from helpers.knobs import get_knobs
-from support import notebook_functions, refused, swallowing
+from support import notebook_functions, refused, swallowing, hidden_missing_table
 
 NOTEBOOK = "27-idempotency-keys.ipynb"
 LEDGER = {"PK": "ACCOUNT#alice", "SK": "LEDGER"}
@@ -248,5 +248,4 @@ def test_the_notebooks_webhook_solution_passes(lab):
 def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution, exercise, answer):
     report = checker(swallowing(solution, answer))
     assert not report.passed
-    assert report.message.startswith(f"with its table missing, {exercise} returned {answer!r} instead of raising "
-                                     "ResourceNotFoundException: it hides errors that are not refusals")
+    assert report.message.startswith(hidden_missing_table(exercise, answer))
