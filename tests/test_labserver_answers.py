@@ -47,6 +47,43 @@ def item(n, **extra):
             "qty": {"N": str(n)}, **extra}
 
 
+COUNTER = {"PK": {"S": "COUNTER"}, "SK": {"S": "A"}}
+ONE = {":one": {"N": "1"}}
+
+
+def update(expression, names=None, values=ONE, table=TABLE, key=COUNTER, returns="ALL_NEW"):
+    """An UpdateItem of one expression, with its #names and :values."""
+    body = {"TableName": table, "Key": key, "UpdateExpression": expression, "ReturnValues": returns}
+    if names:
+        body["ExpressionAttributeNames"] = names
+    if values:
+        body["ExpressionAttributeValues"] = values
+    return "UpdateItem", body
+
+
+# Each check of an update expression, passed and then failed by the same text with other names or values.
+UPDATE_EXPRESSIONS = [
+    update("ADD #c :one", {"#c": "hits"}), update("ADD #c :one", {"#c": "hits"}, returns="UPDATED_OLD"),
+    update("ADD #c :one", {"#c": "PK"}), update("ADD #c :one", {"#c": "SK"}), update("ADD #c :one", {"#c": "hits"}, {}),
+    update("ADD #c :one", {"#c": "hits"}, {":one": {"S": "x"}}), update("ADD #c :one", {"#x": "hits"}),
+    update("ADD a :one ADD b :one"), update("SET a = :one, a = :one"),
+    update("SET #x = :one, #y = :one", {"#x": "a", "#y": "b"}), update("SET #x = :one, #y = :one", {"#x": "a", "#y": "a"}),
+    update("SET #x = :one, #y.z = :one", {"#x": "m", "#y": "m"}),
+    update("SET #h = if_not_exists(#h, :zero) + :one", {"#h": "hits"}, {":zero": {"N": "0"}, ":one": {"N": "1"}}),
+    update("SET #h = if_not_exists(#h, :zero) + :one", {"#h": "fresh"}, {":zero": {"N": "0"}, ":one": {"N": "1"}}),
+    update("SET l = list_append(if_not_exists(l, :none), :more)", None, {":none": {"L": []}, ":more": {"L": [{"N": "1"}]}}),
+    update("SET l = list_append(l, :more)", None, {":more": {"L": [{"S": "x"}]}}),
+    update("SET l = list_append(gone, :more)", None, {":more": {"L": [{"S": "x"}]}}),
+    update("SET l = list_append(hits, :more)", None, {":more": {"L": [{"S": "x"}]}}),
+    update("SET a = gone + :one"), update("SET a = hits - :one"), update("SET a = l + :one"),
+    update("SET m.deep.er = :one"), update("REMOVE a, l[0] SET b = :one"),
+    update("SET GSI1PK = :n", None, {":n": {"N": "1"}}, INDEXED, {"PK": {"S": "ORDER#1"}, "SK": {"S": "001"}}),
+    update("SET GSI1PK = :e", None, {":e": {"S": ""}}, INDEXED, {"PK": {"S": "ORDER#1"}, "SK": {"S": "001"}}),
+    update("SET GSI1PK = :s", None, {":s": {"S": "DAY#9"}}, INDEXED, {"PK": {"S": "ORDER#1"}, "SK": {"S": "001"}}),
+    update("ADD #c :one", {"#c": "hits"}, key={"PK": {"S": "COUNTER"}, "SK": {"S": "NEW"}}),
+    update("SET #c = :one", {"#c": "PK"}, key={"PK": {"S": "COUNTER"}, "SK": {"S": "NEWER"}}),
+]
+
 WORKLOAD = [
     ("CreateTable", schema(TABLE)), ("CreateTable", schema(INDEXED, indexed=True)),
     ("CreateTable", schema(TABLE)), ("DescribeTable", {"TableName": INDEXED}), ("ListTables", {}),
@@ -109,6 +146,7 @@ WORKLOAD = [
                "ExpressionAttributeValues": {":p": {"S": "x"}}}),
     ("DeleteItem", {"TableName": TABLE, "Key": KEY, "ReturnValues": "ALL_OLD"}),
     ("DeleteItem", {"TableName": TABLE, "Key": KEY, "ReturnValues": "ALL_OLD"}),
+    *UPDATE_EXPRESSIONS,
     ("DeleteTable", {"TableName": INDEXED}),
 ]
 
