@@ -8,9 +8,11 @@
   the request's parts, with moto's own body parser, so the action methods see the same parameters.
 - UpdateExpression: moto parses each one twice per request into a tree its validator deep-copies;
   the parse is cached by text, and the copy is unpickled from the tree's pickle (a quarter the cost).
-- Validation: moto's validator walks the tree once per check, rebuilding the check's processing map
-  at every node and testing nodes against abstract base classes; the map's node classes are kept
-  per check, and each class test is remembered per pair of classes.
+- Validation: moto's validator walks the tree once per check (ten walks), rebuilding the check's
+  processing map at every node and testing nodes against abstract base classes; the map's node
+  classes are kept per check, and each class test is remembered per pair of classes. The three checks
+  that read nothing but the expression, its #names and the table's key run once per combination that
+  passes, and a walk that can find nothing to process is not made (see LabUpdateExpressionValidator).
 - Identity: the region, access key and account moto reads from the URL, the credential scope of the
   Authorization header and the User-Agent are worked out once per client (the signature after the
   scope is not read by moto's rules; it changes with every request).
@@ -35,8 +37,10 @@ from moto.core.parse import PROTOCOL_PARSERS
 from moto.core.request import determine_request_protocol
 from moto.core.responses import get_service_model
 from moto.core.utils import utcnow
+from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.parsing import validators
-from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node, UpdateExpression
+from moto.dynamodb.parsing.ast_nodes import (DDBTypedValue, DepthFirstTraverser, Node, NoneExistingPath,
+                                             UpdateExpression)
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.responses import DynamoHandler
 from moto.moto_api._internal import mock_random
@@ -100,12 +104,81 @@ def traverse_node_recursively(traverser, node, child_id=-1):
     return node
 
 
+EXPRESSION_CHECKS = (validators.ActionCountValidator, validators.OverlappingPathsValidator,
+                     validators.UpdateHashRangeKeyValidator)
+MADE_BY_VALIDATION = (DDBTypedValue, NoneExistingPath)  # the node classes validation puts into a tree
+
+
+class LabUpdateExpressionValidator(validators.UpdateExpressionValidator):
+    """moto's UpdateExpressionValidator, without walks that could neither change nor reject anything.
+
+    - EXPRESSION_CHECKS read only the parsed expression (cached by its text, so the same object each
+      time), its #names and the table's key attributes, and change nothing: a combination that passed
+      once passes again, and one that fails is checked again, so it raises as moto does.
+    - Every other processor is skipped when none of its node classes can be in the tree: none is in the
+      parsed expression or among MADE_BY_VALIDATION, and it does not watch the walk itself.
+    """
+
+    def __init__(self, expression, **kwargs):
+        super().__init__(expression, **kwargs)
+        self.expression = expression
+
+    def validate(self):
+        """The validated tree, as moto's validate returns it."""
+        names = self.expression_attribute_names
+        try:
+            checked(self.expression, None if names is None else tuple(names.items()), tuple(self.table.table_key_attrs))
+        except TypeError:  # names that cannot key the cache, or a check's own TypeError: moto's walks answer
+            return super().validate()
+        tree, classes = self.node_to_validate, node_classes(self.expression)
+        for processor in self.processors:
+            if not isinstance(processor, EXPRESSION_CHECKS) and has_work(processor, classes):
+                tree = processor.traverse(tree)
+        return tree
+
+
+@lru_cache(maxsize=EXPRESSIONS_KEPT)
+def checked(expression, names, key_attributes):
+    """Run EXPRESSION_CHECKS on a parsed expression (raising what they raise); remembered once they pass."""
+    names = None if names is None else dict(names)
+    validators.ActionCountValidator().traverse(expression)
+    validators.OverlappingPathsValidator(names).traverse(expression)
+    validators.UpdateHashRangeKeyValidator(list(key_attributes), names or {}).traverse(expression)
+    return True
+
+
+@lru_cache(maxsize=EXPRESSIONS_KEPT)
+def node_classes(expression):
+    """The node classes a tree can hold while it is validated: those parsed, and those validation makes."""
+    classes, pending = set(MADE_BY_VALIDATION), [expression]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, Node):
+            classes.add(type(node))
+            pending.extend(node.children or ())
+    return frozenset(classes)
+
+
+WORK = {}  # (processor class, node classes) -> whether its walk can process anything
+
+
+def has_work(processor, classes):
+    """Whether a processor's walk over a tree of these node classes could process a node or see the walk."""
+    key = (type(processor), classes)
+    if key not in WORK:
+        watches = type(processor).pre_processing_of_child is not DepthFirstTraverser.pre_processing_of_child
+        wanted = nodes_to_be_processed(processor)
+        WORK[key] = watches or any(issubclass(node_class, wanted) for node_class in classes)
+    return WORK[key]
+
+
 moto_responses.method_names_from_class = cache(moto_responses.method_names_from_class)
 moto_responses.camelcase_to_underscores = cache(moto_responses.camelcase_to_underscores)
 UpdateExpressionParser.make = classmethod(lru_cache(maxsize=EXPRESSIONS_KEPT)(UpdateExpressionParser.make.__func__))
 validators.deepcopy = copy_for_validation
 DepthFirstTraverser.nodes_to_be_processed = nodes_to_be_processed
 DepthFirstTraverser.traverse_node_recursively = traverse_node_recursively
+dynamodb_models.UpdateExpressionValidator = LabUpdateExpressionValidator
 
 ITEM_OPERATIONS = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
                              "BatchWriteItem", "TransactGetItems", "TransactWriteItems"})
