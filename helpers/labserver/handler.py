@@ -2,7 +2,8 @@
 
 - Serialising: moto walks botocore's output model for every response. Item operations' results are
   already DynamoDB JSON, so for them we keep the output shape's top-level members and encode with
-  json.dumps (binary values, which moto keeps as bytes, as the base64 text DynamoDB sends).
+  json.dumps (binary values, which moto keeps as bytes, as the base64 text DynamoDB sends). The
+  ConsumedCapacity and ItemCollectionMetrics moto adds unasked are left out, as DynamoDB does.
 - Set-up: moto builds a werkzeug request from a WSGI environment, parses the JSON body as a query
   string and a form, and records the account with IAM. `answer` sets up the same handler state from
   the request's parts, with moto's own body parser, so the action methods see the same parameters.
@@ -16,7 +17,8 @@
 - Identity: the region, access key and account moto reads from the URL, the credential scope of the
   Authorization header and the User-Agent are worked out once per client (the signature after the
   scope is not read by moto's rules; it changes with every request).
-- Request ids: 52 characters from moto's generator in one call, not one call each, and not then
+- Request ids: 52 characters from moto's generator in one call (52 bytes, each mapped to one of the 62
+  letters and digits), not one call each, and not then
   searched for in the body's XML, which DynamoDB's JSON never holds. The list of the handler's
   methods, which moto builds with inspect on every request, and the action names it derives with a
   regular expression, are cached.
@@ -50,11 +52,12 @@ from werkzeug.http import http_date
 
 EXPRESSIONS_KEPT = 1024
 REQUEST_ID_ALPHABET = string.ascii_letters + string.digits
+REQUEST_ID_LETTERS = bytes(ord(REQUEST_ID_ALPHABET[byte % len(REQUEST_ID_ALPHABET)]) for byte in range(256))
 
 
 def request_id():
-    """A request id as moto makes them, 52 letters and digits from its generator, drawn in one call."""
-    return "".join(mock_random.choices(REQUEST_ID_ALPHABET, k=52))
+    """A request id as moto makes them, 52 letters and digits from its generator: 52 random bytes, each made a letter or digit."""
+    return mock_random.randbytes(52).translate(REQUEST_ID_LETTERS).decode()
 
 
 def copy_for_validation(node):
@@ -214,10 +217,25 @@ def request_parser(operation, content_type):
     return parser_class(service_model.operation_model(operation), map_type=DynamoHandler.PROTOCOL_PARSER_MAP_TYPE)
 
 
+def setting(request, name):
+    """A request's text member `name`, or None when it is absent or not text."""
+    value = request.get(name) if isinstance(request, dict) else None
+    return value if isinstance(value, str) else None
+
+
 @cache
-def output_members(operation):
-    """The top-level member names of an operation's output shape."""
-    return frozenset(get_service_model("dynamodb").operation_model(operation).output_shape.members)
+def answered_members(operation, consumed_capacity, item_collection_metrics):
+    """The top-level members of an operation's output shape that DynamoDB answers for these Return* settings.
+
+    ConsumedCapacity and ItemCollectionMetrics are only returned when the request asked for them (moto
+    adds them to some answers regardless).
+    """
+    members = set(get_service_model("dynamodb").operation_model(operation).output_shape.members)
+    if consumed_capacity not in ("TOTAL", "INDEXES"):
+        members.discard("ConsumedCapacity")
+    if item_collection_metrics != "SIZE":
+        members.discard("ItemCollectionMetrics")
+    return frozenset(members)
 
 
 class FastDynamoHandler(DynamoHandler):
@@ -260,7 +278,8 @@ class FastDynamoHandler(DynamoHandler):
         operation = self._get_action()
         result = action_result.result
         if operation in ITEM_OPERATIONS and isinstance(result, dict):
-            members = output_members(operation)
+            members = answered_members(operation, setting(self.body, "ReturnConsumedCapacity"),
+                                       setting(self.body, "ReturnItemCollectionMetrics"))
             body = json.dumps({key: value for key, value in result.items() if key in members}, default=base64_text)
             return 200, {**JSON_HEADERS, **self.response_headers}, body
         return super().serialized(action_result)
