@@ -30,6 +30,7 @@ KNOBS_PATH = "/lab/knobs"
 STREAMS_SERVICE = "DynamoDBStreams_20120810"
 MAX_LINE = 65536
 MAX_HEADERS = 100
+SERIALIZATION_ERROR = "com.amazon.coral.service#SerializationException"  # DynamoDB's answer to a body that is not a JSON object
 HEADERS_WRITTEN_HERE = frozenset({"status", "content-length", "server", "date"})
 
 
@@ -50,7 +51,9 @@ class Engine:
         if service == STREAMS_SERVICE:
             with self.lock:
                 return self.apply_streams(url, headers, body)
-        params = json.loads(body or b"{}")
+        params = request_object(body)
+        if params is None:
+            return answer(HTTPStatus.BAD_REQUEST, {"__type": SERIALIZATION_ERROR})
         knobs = self.knobs
         if not knobs.on:
             with self.lock:
@@ -106,6 +109,15 @@ class Engine:
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
             return engine_failure(error, {})
         return respond(int(status), out_headers, payload.encode() if isinstance(payload, str) else payload)
+
+
+def request_object(body):
+    """A request body's JSON object (an empty body is an empty one), or None when it is not a JSON object."""
+    try:
+        params = json.loads(body or b"{}")
+    except ValueError:
+        return None
+    return params if isinstance(params, dict) else None
 
 
 def engine_failure(error, params):

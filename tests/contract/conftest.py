@@ -46,7 +46,10 @@ def unvalidated_client(lab):
 
 @pytest.fixture(params=sorted(HEADER_CASES))
 def raw(request, lab):
-    """raw("PutItem", body) -> (status, answer): one unsigned http.client request, header names in one case."""
+    """raw("PutItem", body) -> (status, answer): one unsigned http.client request, header names in one case.
+
+    The body is sent as JSON, or as it is when it is bytes.
+    """
     if lab.kind == "aws":
         pytest.skip("raw unsigned requests reach only a local server")
     spell = HEADER_CASES[request.param]
@@ -58,7 +61,7 @@ def raw(request, lab):
                    "Authorization": "AWS4-HMAC-SHA256 Credential=lab/20260101/us-east-1/dynamodb/aws4_request, "
                                     "SignedHeaders=host;x-amz-target, Signature=0"}
         try:
-            connection.request("POST", "/", body=json.dumps(body),
+            connection.request("POST", "/", body=body if isinstance(body, bytes) else json.dumps(body),
                                headers={spell(name): value for name, value in headers.items()})
             response = connection.getresponse()
             return response.status, json.loads(response.read() or b"{}")
