@@ -8,15 +8,21 @@ and DynamoDB to the same answers.
 import base64
 import hashlib
 import json
+import operator
 import re
 import time
 import zlib
 from collections import OrderedDict
+from collections.abc import Mapping
+from decimal import Decimal
 from functools import cache, partial
 
 from moto.core.responses import get_service_model
 from moto.dynamodb import responses as moto_responses
 from moto.dynamodb.exceptions import TransactionCanceledException
+from py_partiql_parser._internal import where_parser
+from py_partiql_parser._internal.utils import CaseInsensitiveDict, is_dict
+from py_partiql_parser._internal.utils import serializer as partiql_serializer
 
 from .knobs import find_table
 
@@ -34,6 +40,18 @@ KEY_MISMATCH = "The provided key element does not match the schema"
 INDEX_EXISTS = "Attempting to create an index which already exists"
 NO_SUCH_INDEX = "Requested resource not found: Index {} for table {}"
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
+TOO_FEW_PARAMETERS = "Number of parameters in request and statement don't match."
+PARAMETER_MARK = "\x00lab parameter:"
+LIST_INDEX = re.compile(r"\[(\d+)\]")
+ORDERINGS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+UNKNOWN_OPERATION = "com.amazon.coral.service#UnknownOperationException"
+SERIALIZATION = "com.amazon.coral.service#SerializationException"
+NOT_EXPECTED_OBJECT = "Start of structure or map found where not expected"
+PARAMETERIZED = ("class sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl cannot be cast to class "
+                 "java.lang.Class (sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl and java.lang.Class "
+                 "are in module java.base of loader 'bootstrap')")  # DynamoDB's words for a scalar as a map of lists
+JAVA_SCALARS = {"string": "java.lang.String", "boolean": "java.lang.Boolean", "integer": "java.lang.Integer",
+                "long": "java.lang.Long", "blob": "java.nio.ByteBuffer"}
 PARTIQL_VERBS = ("SELECT", "INSERT", "UPDATE", "DELETE", "EXISTS")
 NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
 STATEMENT_PIECE = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|[^'\"?]+")
@@ -49,6 +67,7 @@ TOKEN_MISMATCH = ("DynamoDB rejected the request because you retried a request w
 
 moto_responses.TRANSACTION_MAX_ITEMS = MAX_ACTIONS  # moto caps TransactGetItems at 25, DynamoDB's limit before 2022
 
+operation_in_progress = None  # the DynamoDB operation being applied, which failure() reads the request's shape of
 completed_tokens = OrderedDict()  # ClientRequestToken -> (fingerprint of the request, when it completed)
 
 
@@ -59,11 +78,13 @@ def error(code, message, status=400, **extra):
 
 def before(target, params):
     """Answer a request here, as (status, body), when DynamoDB's answer differs from moto's; else None."""
+    global operation_in_progress
+    operation_in_progress = target
     for rule in (partial(required_members, target), *BEFORE.get(target, ())):
         try:
             answer = rule(params)
-        except (AttributeError, KeyError, TypeError, ValueError):
-            return None  # a malformed request: moto's own validation says what is wrong with it
+        except Exception:  # a malformed request (any rule may trip on it): moto's own validation says what is wrong
+            return None
         if answer is not None:
             return answer
     return None
@@ -74,7 +95,7 @@ def rewrite(target, params):
     rule = REWRITE.get(target)
     try:
         return rule(params) if rule else None
-    except (AttributeError, KeyError, TypeError, ValueError):
+    except Exception:  # a malformed request: moto answers it as it is
         return None
 
 
@@ -176,13 +197,78 @@ def projection_syntax(expression):
 
 def failure(params, failed):
     """DynamoDB's answer for a request the engine failed on: a syntax error where moto could not parse an
-    expression, else InternalServerError (from the lab, always a lab bug)."""
+    expression; UnknownOperationException for an operation moto does not implement; SerializationException for
+    a member of the wrong JSON type; else InternalServerError (from the lab, always a lab bug)."""
     message = str(failed)
     if isinstance(failed, ValueError) and message.startswith(UNPARSABLE_CONDITION):
         answer = condition_syntax(params, message[len(UNPARSABLE_CONDITION):])
         if answer is not None:
             return answer
+    if isinstance(params, dict) and operation_in_progress in operation_names():
+        shape = get_service_model("dynamodb").operation_model(operation_in_progress).input_shape
+        mistyped = type_mismatch(shape, params, "member")
+        if mistyped is not None:
+            return 400, {"__type": SERIALIZATION, "Message": mistyped}
+    if isinstance(failed, NotImplementedError):
+        return 400, {"__type": UNKNOWN_OPERATION}
     return error("InternalServerError", f"{type(failed).__name__}: {failed}", 500)
+
+
+def type_mismatch(shape, value, place):
+    """DynamoDB's SerializationException message for the first value in a request (in its order) whose JSON type
+    is not its shape's, or None. `place` is "member" for a structure's member, "value" in a list or a map."""
+    if value is None:
+        return None
+    kind = shape.type_name
+    if kind == "structure":
+        if isinstance(value, dict):
+            for name, member in value.items():
+                if name in shape.members:
+                    found = type_mismatch(shape.members[name], member, "member")
+                    if found is not None:
+                        return found
+            return None
+        if isinstance(value, list):
+            return f"Unrecognized collection type class {JAVA_MODEL}.{shape.name}"
+        attribute_value = place == "value" or shape.name == "AttributeValue"
+        return "Unexpected value type in payload" if attribute_value else "Unexpected field type"
+    if kind in ("list", "map"):
+        inner = shape.member if kind == "list" else shape.value
+        if isinstance(value, dict if kind == "list" else list):
+            if kind == "list":
+                return NOT_EXPECTED_OBJECT
+            return None if inner.type_name in ("list", "map") else \
+                f"Unrecognized collection type java.util.Map<java.lang.String, {java_class(inner)}>"
+        if not isinstance(value, (list, dict)):
+            return PARAMETERIZED if inner.type_name in ("list", "map") else "Unexpected field type"
+        for member in value if kind == "list" else value.values():
+            found = type_mismatch(inner, member, "value")
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, dict):
+        return NOT_EXPECTED_OBJECT
+    if isinstance(value, list):
+        return f"Unrecognized collection type class {java_class(shape)}"
+    java = JAVA_SCALARS.get(kind)
+    token = "TRUE_VALUE" if value is True else "FALSE_VALUE" if value is False else \
+        "NUMBER_VALUE" if isinstance(value, int) else "DECIMAL_VALUE" if isinstance(value, float) else "STRING_VALUE"
+    if kind == "blob":
+        return None if isinstance(value, str) else "only base-64-encoded strings are convertible to bytes"
+    if kind == "boolean" and isinstance(value, str):
+        return "Unexpected token received from parser"
+    if java is None or (kind == "string" and isinstance(value, str)) or (kind == "boolean" and isinstance(value, bool)):
+        return None
+    if kind in ("integer", "long") and (isinstance(value, int) and not isinstance(value, bool)):
+        return None
+    if kind in ("integer", "long") and isinstance(value, float):
+        return None
+    return f"{token} cannot be converted to {java.rsplit('.', 1)[1]}"
+
+
+def java_class(shape):
+    """The Java class DynamoDB reads a shape's values into, as its serialization errors name it."""
+    return JAVA_SCALARS.get(shape.type_name) or f"{JAVA_MODEL}.{shape.name}"
 
 
 def condition_syntax(params, remaining):
@@ -302,35 +388,165 @@ def filter_syntax_worded(params, status, payload):
 KEYS_FILTER_PROJECTION = partial(names_defined, ("KeyConditionExpression", "FilterExpression", "ProjectionExpression"))
 UPDATE_CONDITION = partial(names_defined, ("UpdateExpression", "ConditionExpression"))
 def parameters_inlined(params):
-    """INSERT and DELETE with ? parameters, which moto ignores, as the same statement with the values written in."""
-    statement, parameters = params["Statement"], params.get("Parameters")
-    if not parameters or statement.split(None, 1)[0].upper() not in ("INSERT", "DELETE"):
-        return None
-    pieces = STATEMENT_PIECE.findall(statement)
-    if sum(piece == "?" for piece in pieces) != len(parameters):
-        return None
-    values = iter(partiql_literal(value) for value in parameters)
-    return {**params, "Statement": "".join(next(values) if piece == "?" else piece for piece in pieces),
-            "Parameters": []}
+    """An ExecuteStatement's ? parameters, each written into the statement as a literal moto's parser reads back
+    as the typed value (see read_literal): moto's parser ignores parameters in INSERT and DELETE, and has no
+    literal for binary values or sets."""
+    return statement_inlined(params)
 
 
-def partiql_literal(value):
-    """One attribute value written as a PartiQL literal (ValueError for binary ones, which have none)."""
+def each_statement_inlined(member, params):
+    """BatchExecuteStatement's Statements or ExecuteTransaction's TransactStatements, each with its ? inlined."""
+    statements = params[member]
+    inlined = [statement_inlined(statement) for statement in statements]
+    if not any(inlined):
+        return None
+    return {**params, member: [new or old for new, old in zip(inlined, statements)]}
+
+
+def statement_inlined(statement):
+    """One statement (a dict with Statement and Parameters) with each ? replaced by its parameter, else None."""
+    text, parameters = statement["Statement"], statement.get("Parameters")
+    if not parameters:
+        return None
+    pieces = STATEMENT_PIECE.findall(text)
+    values = iter(parameters)
+    return {**statement, "Parameters": [],
+            "Statement": "".join(parameter_literal(next(values)) if piece == "?" else piece for piece in pieces)}
+
+
+def parameter_literal(value):
+    """A typed value as a PartiQL string literal that carries it whole: the mark, then its JSON in base64."""
+    if not isinstance(value, dict) or len(value) != 1:
+        raise ValueError("a parameter is one typed value")
+    return "'" + PARAMETER_MARK + base64.b64encode(json.dumps(value).encode()).decode() + "'"
+
+
+def read_literal(text):
+    """moto's PartiQL parser turns each literal into a typed value here: a parameter literal (parameter_literal)
+    becomes the parameter's value, binary members as the bytes moto keeps for them; any other literal as before."""
+    if isinstance(text, str) and text.startswith(PARAMETER_MARK):
+        return stored_value(json.loads(base64.b64decode(text[len(PARAMETER_MARK):])))
+    return plain_literal(text)
+
+
+def stored_value(value):
+    """A typed value as moto keeps it from any write: B and BS members as bytes, at every depth."""
     (kind, inner), = value.items()
-    if kind == "S":
-        return "'" + inner.replace("'", "''") + "'"
-    if kind == "N":
-        return inner
-    if kind == "BOOL":
-        return "true" if inner else "false"
-    if kind == "NULL":
-        return "null"
-    if kind == "M":
-        return "{" + ", ".join(f"{partiql_literal({'S': name})}: {partiql_literal(member)}"
-                               for name, member in inner.items()) + "}"
+    if kind == "B":
+        return {kind: base64.b64decode(inner)}
+    if kind == "BS":
+        return {kind: [base64.b64decode(member) for member in inner]}
     if kind == "L":
-        return "[" + ", ".join(partiql_literal(member) for member in inner) + "]"
-    raise ValueError(f"no PartiQL literal for a {kind} value")
+        return {kind: [stored_value(member) for member in inner]}
+    if kind == "M":
+        return {kind: {name: stored_value(member) for name, member in inner.items()}}
+    return value
+
+
+def same_value(self, other):
+    """PartiQL's = on two attribute values, as DynamoDB compares them: numbers by value, sets as sets, binary by
+    bytes, maps by name (with the case of each name); moto's parser compared their JSON, case-insensitively."""
+    if not isinstance(other, Mapping):
+        return NotImplemented
+    return values_equal(regular(self), regular(other))
+
+
+def regular(value):
+    """A parser's case-insensitive mapping as a plain dict (other values as they are)."""
+    return value.get_regular() if isinstance(value, CaseInsensitiveDict) else value
+
+
+def values_equal(left, right):
+    """Whether two typed values ({type: value}) are equal by DynamoDB's rules."""
+    left, right = regular(left), regular(right)
+    if not (isinstance(left, dict) and isinstance(right, dict) and len(left) == 1 == len(right)):
+        return left == right
+    (kind, first), = left.items()
+    (other_kind, second), = right.items()
+    if kind != other_kind:
+        return False
+    try:
+        if kind == "N":
+            return Decimal(first) == Decimal(second)
+        if kind == "NS":
+            return {Decimal(member) for member in first} == {Decimal(member) for member in second}
+        if kind == "B":
+            return as_bytes(first) == as_bytes(second)
+        if kind == "BS":
+            return {as_bytes(member) for member in first} == {as_bytes(member) for member in second}
+        if kind == "SS":
+            return set(first) == set(second)
+        if kind == "L":
+            return len(first) == len(second) and all(map(values_equal, first, second))
+        if kind == "M":
+            first, second = regular(first), regular(second)
+            return first.keys() == second.keys() and all(values_equal(first[name], second[name]) for name in first)
+    except (ArithmeticError, TypeError, ValueError):
+        pass
+    return first == second
+
+
+def as_bytes(value):
+    """A binary value as bytes, whether moto holds it as bytes or as base64 text."""
+    return value if isinstance(value, bytes) else base64.b64decode(value)
+
+
+def enough_parameters(params):
+    """A statement with more ? than Parameters is refused, as DynamoDB does (more Parameters than ? are accepted)."""
+    statements = params.get("Statements") or params.get("TransactStatements") or [params]
+    for statement in statements:
+        if STATEMENT_PIECE.findall(statement["Statement"]).count("?") > len(statement.get("Parameters") or ()):
+            return error("ValidationException", TOO_FEW_PARAMETERS)
+    return None
+
+
+def value_at(path, item):
+    """The value a WHERE clause's path names in an item, or None: its first name an attribute, each further name a
+    member of a map, each [n] an element of a list (moto's read an item with an attribute named m as a map)."""
+    value = {"M": item}
+    for step in path:
+        name, *indexes = LIST_INDEX.split(step)
+        members = value.get("M") if is_dict(value) else None
+        if not is_dict(members) or name not in members:
+            return None
+        value = members[name]
+        for index in indexes[::2]:
+            elements = value.get("L") if is_dict(value) else None
+            if not isinstance(elements, list) or int(index) >= len(elements):
+                return None
+            value = elements[int(index)]
+    return value
+
+
+def where_applies(clause, find_value, row):
+    """A WHERE comparison <, <=, > or >= with a typed value (a parameter) compares as DynamoDB does: values of one
+    type, numbers by value, strings by code point, binary by byte; one of another type, or missing, is false.
+    Comparisons with a literal stay as moto's parser makes them (it reads an unquoted number as a string)."""
+    if clause.fn not in ORDERINGS or not isinstance(clause.right, dict) or "S" in clause.right:
+        value = find_value(clause.left, row)
+        if value is None and clause.fn in ORDERINGS:
+            return False
+        return plain_where(clause, find_value, row)
+    value = regular(find_value(clause.left, row))
+    if not isinstance(value, dict) or value.keys() != clause.right.keys() or len(value) != 1:
+        return False
+    (kind, first), = value.items()
+    second = clause.right[kind]
+    if kind == "N":
+        first, second = Decimal(first), Decimal(second)
+    elif kind == "B":
+        first, second = as_bytes(first), as_bytes(second)
+    elif kind != "S":
+        return False
+    return ORDERINGS[clause.fn](first, second)
+
+
+plain_literal = partiql_serializer.serialize
+partiql_serializer.serialize = read_literal  # the instance every PartiQL parser module serializes literals with
+CaseInsensitiveDict.__eq__ = same_value
+plain_where = where_parser.WhereClause.apply
+where_parser.WhereClause.apply = where_applies
+where_parser.find_value_in_dynamodb_document = value_at  # the function DynamoDBWhereParser reads values with
 
 
 BEFORE = {
@@ -346,9 +562,13 @@ BEFORE = {
     "DeleteItem": (UPDATE_CONDITION,),
     "BatchGetItem": (projections_parse,),
     "UpdateTable": (index_updates_fit,),
-    "ExecuteStatement": (statement_is_dml,),
+    "ExecuteStatement": (statement_is_dml, enough_parameters),
+    "BatchExecuteStatement": (enough_parameters,),
+    "ExecuteTransaction": (enough_parameters,),
 }
-REWRITE = {"ExecuteStatement": parameters_inlined}
+REWRITE = {"ExecuteStatement": parameters_inlined,
+           "BatchExecuteStatement": partial(each_statement_inlined, "Statements"),
+           "ExecuteTransaction": partial(each_statement_inlined, "TransactStatements")}
 AFTER = {
     "TransactWriteItems": (remember_token,),
     "UpdateItem": (only_updated_attributes,),
