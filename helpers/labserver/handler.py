@@ -6,7 +6,10 @@
   ConsumedCapacity and ItemCollectionMetrics moto adds unasked are left out, as DynamoDB does.
 - Set-up: moto builds a werkzeug request from a WSGI environment, parses the JSON body as a query
   string and a form, and records the account with IAM. `answer` sets up the same handler state from
-  the request's parts, with moto's own body parser, so the action methods see the same parameters.
+  the request's parts, so the action methods see the same parameters. The body's JSON object, which
+  the server has parsed already, goes through moto's JSON parser compiled once per operation (the
+  model's members, names and handlers looked up once, not at every value), and the backend is looked
+  up once per request, not at each use.
 - UpdateExpression: moto parses each one twice per request into a tree its validator deep-copies;
   the parse is cached by text, and the copy is unpickled from the tree's pickle (a quarter the cost).
 - Validation: moto's validator walks the tree once per check (ten walks), rebuilding the check's
@@ -29,16 +32,17 @@ import json
 import os
 import pickle
 import string
+import time
 from collections import OrderedDict
-from functools import cache, lru_cache
+from datetime import datetime, timezone
+from functools import cache, cached_property, lru_cache, partial
 from types import SimpleNamespace
 from urllib.parse import urlparse
 
 from moto.core import responses as moto_responses
-from moto.core.parse import PROTOCOL_PARSERS
+from moto.core.parse import PROTOCOL_PARSERS, JSONParser
 from moto.core.request import determine_request_protocol
 from moto.core.responses import get_service_model
-from moto.core.utils import utcnow
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.parsing import validators
 from moto.dynamodb.parsing.ast_nodes import (DDBTypedValue, DepthFirstTraverser, Node, NoneExistingPath,
@@ -217,6 +221,77 @@ def request_parser(operation, content_type):
     return parser_class(service_model.operation_model(operation), map_type=DynamoHandler.PROTOCOL_PARSER_MAP_TYPE)
 
 
+@lru_cache(maxsize=256)
+def compiled_parser(operation, content_type):
+    """A function from a request's JSON object to exactly what moto's JSON parser makes of its body, or None
+    where moto would parse it with another protocol's parser."""
+    parser = request_parser(operation, content_type)
+    if type(parser) is not JSONParser:
+        return None
+    shape = parser.operation_model.input_shape
+    return (lambda request: {}) if shape is None else compiled_shape(shape, parser, {})
+
+
+def compiled_shape(shape, parser, compiled):
+    """parser._parse_shape(shape, value) for JSON values of one shape, with its members, names and handlers
+    looked up once; `compiled` holds the structures begun, for the shapes that contain themselves."""
+    kind = shape.type_name
+    if kind == "structure" and not shape.is_document_type:
+        return compiled_structure(shape, parser, compiled)
+    if kind == "list":
+        parse_member = compiled_shape(shape.member, parser, compiled)
+        return lambda value: [parse_member(item) for item in value]
+    if kind == "map":
+        return compiled_map(shape, parser, compiled)
+    handler = getattr(parser, f"_parse_{kind}", None) if kind != "structure" else None
+    return (lambda value: value) if handler is None else partial(handler, shape)
+
+
+def compiled_structure(shape, parser, compiled):
+    """BaseJSONParser._parse_structure for one shape: its members in the model's order, nulls left out."""
+    if shape.name in compiled:
+        cell = compiled[shape.name]
+        return lambda value: cell[0](value)
+    cell = compiled[shape.name] = [None]
+    members = [(name, member.serialization.get("name", name), compiled_shape(member, parser, compiled))
+               for name, member in shape.members.items()]
+    map_type = parser.MAP_TYPE
+
+    def parse_structure(value):
+        if value is None:
+            return None
+        parsed = map_type()
+        for name, json_name, parse_member in members:
+            raw = value.get(json_name)
+            if raw is not None:
+                parsed[name] = parse_member(raw)
+        return parsed
+
+    cell[0] = parse_structure
+    return parse_structure
+
+
+def compiled_map(shape, parser, compiled):
+    """RequestParser._parse_map for one shape."""
+    parse_key = compiled_shape(shape.key, parser, compiled)
+    parse_value = compiled_shape(shape.value, parser, compiled)
+    map_type = parser.MAP_TYPE
+
+    def parse_map(value):
+        parsed = map_type()
+        for key, item in value.items():
+            parsed[parse_key(key)] = parse_value(item)
+        return parsed
+
+    return parse_map
+
+
+@lru_cache(maxsize=1)
+def http_date_of(second):
+    """The HTTP date of one second since the epoch (a response's Date changes once a second)."""
+    return http_date(datetime.fromtimestamp(second, timezone.utc))
+
+
 def setting(request, name):
     """A request's text member `name`, or None when it is absent or not text."""
     value = request.get(name) if isinstance(request, dict) else None
@@ -242,13 +317,18 @@ class FastDynamoHandler(DynamoHandler):
     """DynamoHandler set up without werkzeug, whose item-operation responses skip moto's model-walking serializer."""
 
     @classmethod
-    def answer(cls, url, headers, body, operation):
-        """moto's answer to one DynamoDB request: (status, headers, body)."""
+    def answer(cls, url, headers, body, operation, request=None):
+        """moto's answer to one DynamoDB request: (status, headers, body); `request` is the body's JSON object, when parsed."""
         handler = cls()
-        handler.set_up(url, headers, body, operation)
+        handler.set_up(url, headers, body, operation, request)
         return handler.call_action()
 
-    def set_up(self, url, headers, body, operation):
+    @cached_property
+    def dynamodb_backend(self):
+        """moto's backend for the request's account and region, looked up once per request, not once per use."""
+        return super().dynamodb_backend
+
+    def set_up(self, url, headers, body, operation, request=None):
         """The state moto's setup_class gives a handler, for a JSON request naming its operation."""
         self.is_werkzeug_request = False
         self.parsed_url = urlparse(url)
@@ -261,8 +341,9 @@ class FastDynamoHandler(DynamoHandler):
             url, (headers.get("Authorization") or "").partition(",")[0], headers.get("User-Agent"),
             headers.get("x-moto-account-id"), os.environ.get("MOTO_ACCOUNT_ID"))
         self.partition = get_partition(self.region)
-        self.response_headers = {"server": "amazon.com", "date": http_date(utcnow())}
-        self.params = request_parser(operation, headers.get("Content-Type")).parse(
+        self.response_headers = {"server": "amazon.com", "date": http_date_of(int(time.time()))}
+        parse = compiled_parser(operation, headers.get("Content-Type")) if request is not None else None
+        self.params = parse(request) if parse else request_parser(operation, headers.get("Content-Type")).parse(
             {"method": "POST", "values": {}, "headers": headers, "body": body, "url_path": self.path, "url_params": {}})
 
     @staticmethod

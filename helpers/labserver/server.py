@@ -86,7 +86,7 @@ class Engine:
         if rewritten is not None:
             params, body = rewritten, json.dumps(rewritten).encode()
         try:
-            status, out_headers, payload = self.dispatch(url, headers, body, target)
+            status, out_headers, payload = self.dispatch(url, headers, body, target, params)
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
             return engine_failure(error, params)
         if isinstance(payload, str):
@@ -95,10 +95,10 @@ class Engine:
         return respond(int(status), out_headers, payload)
 
     @staticmethod
-    def dispatch(url, headers, body, target):
+    def dispatch(url, headers, body, target, params):
         """moto's answer: set up directly for a plain JSON operation in DynamoDB's model, else as moto sets it up."""
         if target in fidelity.operation_names() and not headers.get("Content-Encoding"):
-            return FastDynamoHandler.answer(url, headers, body, target)
+            return FastDynamoHandler.answer(url, headers, body, target, params)
         return FastDynamoHandler.dispatch(Request.from_primitives("POST", url, headers, body))
 
     def apply_streams(self, url, headers, body):
