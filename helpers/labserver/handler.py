@@ -138,10 +138,39 @@ class LabUpdateExpressionValidator(validators.UpdateExpressionValidator):
         except TypeError:  # names that cannot key the cache, or a check's own TypeError: moto's walks answer
             return super().validate()
         tree, classes = self.node_to_validate, node_classes(self.expression)
+        copied = nodes_of(tree)
         for processor in self.processors:
             if not isinstance(processor, EXPRESSION_CHECKS) and has_work(processor, classes):
                 tree = processor.traverse(tree)
+        unlink_parents(copied)
         return tree
+
+
+def nodes_of(tree):
+    """Every node of a tree."""
+    nodes, pending = [], [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, Node):
+            nodes.append(node)
+            pending.extend(node.children or ())
+    return nodes
+
+
+def unlink_parents(copied):
+    """Once a copied tree is validated, cut every node's link to its parent, so that it is freed when dropped.
+
+    A node and its parent refer to each other, so a dropped tree, and each node validation replaced, was
+    left to the garbage collector (20 to 30 objects an UpdateItem), whose young-generation collections
+    then walked thousands of them. The nodes validation makes hold no nodes, and it places them only
+    under copied ones, so the copied nodes and their children are all the nodes with a parent. Nothing
+    reads a parent after validation: moto's normalize and executors walk the children.
+    """
+    for node in copied:
+        node.parent = None
+        for child in node.children or ():
+            if isinstance(child, Node):
+                child.parent = None
 
 
 @lru_cache(maxsize=EXPRESSIONS_KEPT)
