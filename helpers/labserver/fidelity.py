@@ -294,15 +294,50 @@ def syntax_error(field, expression, at):
                                                                 expression[near_start:near_end]))
 
 
-def gets_match_keys(params):
-    """A Get whose Key is not its table's key cancels the transaction with a ValidationError, as DynamoDB does."""
-    reasons = []
-    for action in params.get("TransactItems", []):
-        get = action["Get"]
-        table = find_table(get["TableName"])
+def key_fits(table, key):
+    """Whether a Key matches its table's key schema: it names the key attributes and no others, each with the type
+    the schema gives it. A Key holding a value that is not one typed value is left for moto to refuse (True)."""
+    if not isinstance(key, dict):
+        return True
+    for value in key.values():
+        if not isinstance(value, dict) or len(value) != 1:
+            return True
+    range_name = table.range_key_attr
+    if len(key) != (1 if range_name is None else 2) or table.hash_key_type not in key.get(table.hash_key_attr, ()):
+        return False
+    return range_name is None or table.range_key_type in key.get(range_name, ())
+
+
+def key_matches_schema(params):
+    """A Key that does not match the table's key schema (another attribute, one missing or extra, or a key attribute
+    of another type) is a ValidationException; moto answers a key of another type as a missing item, or fails."""
+    table = find_table(params["TableName"])
+    if table is not None and not key_fits(table, params["Key"]):
+        return error("ValidationException", KEY_MISMATCH)
+    return None
+
+
+def batch_keys_match_schema(params):
+    """Each key of a BatchGetItem, and of each DeleteRequest of a BatchWriteItem, matches its table's key schema."""
+    for name, requests in params["RequestItems"].items():
+        table = find_table(name)
         if table is None:
-            return None
-        wrong = set(get["Key"]) != {name for name in (table.hash_key_attr, table.range_key_attr) if name}
+            continue
+        keys = requests.get("Keys", ()) if isinstance(requests, dict) else \
+            [request["DeleteRequest"].get("Key") for request in requests if "DeleteRequest" in request]
+        if not all(key_fits(table, key) for key in keys):
+            return error("ValidationException", KEY_MISMATCH)
+    return None
+
+
+def transaction_keys_match_schema(kinds, params):
+    """An action of these kinds whose Key does not match its table's key schema cancels the transaction, reason
+    ValidationError at that action's place (None at the others), as DynamoDB cancels it."""
+    reasons = []
+    for action in params["TransactItems"]:
+        (kind, detail), = action.items()
+        table = find_table(detail["TableName"]) if kind in kinds else None
+        wrong = table is not None and not key_fits(table, detail["Key"])
         reasons.append(("ValidationError", KEY_MISMATCH, None) if wrong else (None, None, None))
     if not any(code for code, _, _ in reasons):
         return None
@@ -387,6 +422,9 @@ def filter_syntax_worded(params, status, payload):
 
 KEYS_FILTER_PROJECTION = partial(names_defined, ("KeyConditionExpression", "FilterExpression", "ProjectionExpression"))
 UPDATE_CONDITION = partial(names_defined, ("UpdateExpression", "ConditionExpression"))
+WRITE_KEYS_MATCH_SCHEMA = partial(transaction_keys_match_schema, {"Update", "Delete", "ConditionCheck"})
+
+
 def parameters_inlined(params):
     """An ExecuteStatement's ? parameters, each written into the statement as a literal moto's parser reads back
     as the typed value (see read_literal): moto's parser ignores parameters in INSERT and DELETE, and has no
@@ -551,16 +589,17 @@ where_parser.find_value_in_dynamodb_document = value_at  # the function DynamoDB
 
 BEFORE = {
     "TransactWriteItems": (at_least_one_action, partial(at_most_100_actions, "TransactWriteItem"), at_most_4_mb,
-                           UPDATE_CONDITION, replayed_token),
+                           UPDATE_CONDITION, WRITE_KEYS_MATCH_SCHEMA, replayed_token),
     "TransactGetItems": (at_least_one_action, partial(at_most_100_actions, "TransactGetItem"), one_get_per_item,
-                         projections_parse, KEYS_FILTER_PROJECTION, gets_match_keys),
-    "GetItem": (projections_parse, KEYS_FILTER_PROJECTION),
+                         projections_parse, KEYS_FILTER_PROJECTION, partial(transaction_keys_match_schema, {"Get"})),
+    "GetItem": (projections_parse, KEYS_FILTER_PROJECTION, key_matches_schema),
     "Query": (projections_parse, KEYS_FILTER_PROJECTION),
     "Scan": (projections_parse, KEYS_FILTER_PROJECTION),
     "PutItem": (UPDATE_CONDITION,),
-    "UpdateItem": (UPDATE_CONDITION,),
-    "DeleteItem": (UPDATE_CONDITION,),
-    "BatchGetItem": (projections_parse,),
+    "UpdateItem": (UPDATE_CONDITION, key_matches_schema),
+    "DeleteItem": (UPDATE_CONDITION, key_matches_schema),
+    "BatchGetItem": (projections_parse, batch_keys_match_schema),
+    "BatchWriteItem": (batch_keys_match_schema,),
     "UpdateTable": (index_updates_fit,),
     "ExecuteStatement": (statement_is_dml, enough_parameters),
     "BatchExecuteStatement": (enough_parameters,),

@@ -1,0 +1,66 @@
+"""A Key that does not match the table's key schema is refused as DynamoDB refuses it, in every operation that takes
+one: a key attribute of another type (a number, a map, a set where the table's PK is a string), one missing, or an
+attribute that is not part of the key. DynamoDB's words, "The provided key element does not match the schema", are
+from dynalite's validateKey (checked against DynamoDB), AWS's knowledge-center article on the error (a key of the
+wrong data type), and paritysuite/dynamodb-conformance's captures of real DynamoDB (transactions cancel with a
+ValidationError reason in the action's place)."""
+import pytest
+from botocore.exceptions import ClientError
+
+from helpers import tracing
+
+KEY_MISMATCH = "The provided key element does not match the schema"
+WRONG_KEYS = {"a number PK": {"PK": {"N": "1"}}, "a map PK": {"PK": {"M": {"a": {"S": "b"}}}},
+              "a string-set PK": {"PK": {"SS": ["a"]}}, "a list PK": {"PK": {"L": [{"S": "a"}]}},
+              "no SK": {}, "an extra attribute": {"other": {"S": "x"}}}
+SET_X = {"UpdateExpression": "SET x = :x", "ExpressionAttributeValues": {":x": {"S": "x"}}}
+
+
+def wrong_key(key, name, how):
+    """A low-level key no other test uses, made wrong as `how` says."""
+    key = {"PK": {"S": key(name)["PK"]}, "SK": {"S": "META"}, **WRONG_KEYS[how]}
+    return {name: value for name, value in key.items() if how != "no SK" or name != "SK"}
+
+
+def refusal(call, **params):
+    """The whole error response a call gets (it must fail)."""
+    with pytest.raises(ClientError) as refused, tracing(False):
+        call(**params)
+    return refused.value.response
+
+
+@pytest.mark.parametrize("how", sorted(WRONG_KEYS))
+@pytest.mark.parametrize("operation", ["get_item", "delete_item", "update_item", "batch_get_item", "batch_write_item"])
+def test_a_key_that_does_not_match_the_schema_is_refused(unvalidated_client, table, key, operation, how):
+    bad = wrong_key(key, operation, how)
+    params = {"get_item": {"TableName": table.name, "Key": bad},
+              "delete_item": {"TableName": table.name, "Key": bad},
+              "update_item": {"TableName": table.name, "Key": bad, **SET_X},
+              "batch_get_item": {"RequestItems": {table.name: {"Keys": [bad]}}},
+              "batch_write_item": {"RequestItems": {table.name: [{"DeleteRequest": {"Key": bad}}]}}}[operation]
+    response = refusal(getattr(unvalidated_client, operation), **params)
+    assert response["Error"] == {"Code": "ValidationException", "Message": KEY_MISMATCH}
+
+
+@pytest.mark.parametrize("how", sorted(WRONG_KEYS))
+@pytest.mark.parametrize("kind", ["Get", "Update", "Delete", "ConditionCheck"])
+def test_a_transaction_action_whose_key_does_not_match_the_schema_cancels_it(unvalidated_client, table, key, kind, how):
+    good = {"PK": {"S": key("good")["PK"]}, "SK": {"S": "META"}}
+    detail = {"Update": SET_X, "ConditionCheck": {"ConditionExpression": "attribute_not_exists(PK)"}}.get(kind, {})
+    actions = [{kind: {"TableName": table.name, "Key": good, **detail}},
+               {kind: {"TableName": table.name, "Key": wrong_key(key, kind, how), **detail}}]
+    call = unvalidated_client.transact_get_items if kind == "Get" else unvalidated_client.transact_write_items
+    response = refusal(call, TransactItems=actions)
+    assert response["Error"] == {"Code": "TransactionCanceledException",
+                                 "Message": "Transaction cancelled, please refer cancellation reasons for specific "
+                                            "reasons [None, ValidationError]"}
+    assert response["CancellationReasons"] == [{"Code": "None"}, {"Code": "ValidationError", "Message": KEY_MISMATCH}]
+
+
+def test_a_key_of_the_schema_s_types_still_reads_and_writes(unvalidated_client, table, key):
+    good = {"PK": {"S": key("good")["PK"]}, "SK": {"S": "META"}}
+    with tracing(False):
+        unvalidated_client.update_item(TableName=table.name, Key=good, **SET_X)
+        item = unvalidated_client.get_item(TableName=table.name, Key=good, ConsistentRead=True)["Item"]
+        unvalidated_client.delete_item(TableName=table.name, Key=good)
+    assert item == {**good, "x": {"S": "x"}}
