@@ -6,6 +6,7 @@ one place where such requests get DynamoDB's documented answer, and tests/contra
 and DynamoDB to the same answers.
 """
 import base64
+import copy
 import hashlib
 import json
 import operator
@@ -19,7 +20,10 @@ from functools import cache, partial
 
 from moto.core.responses import get_service_model
 from moto.dynamodb import responses as moto_responses
-from moto.dynamodb.exceptions import TransactionCanceledException
+from moto.dynamodb.exceptions import ConditionalCheckFailed, DynamodbException, TransactionCanceledException
+from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.dynamo_type import DynamoType
+from moto.dynamodb.parsing import partiql as moto_partiql
 from py_partiql_parser._internal import where_parser
 from py_partiql_parser._internal.utils import CaseInsensitiveDict, is_dict
 from py_partiql_parser._internal.utils import serializer as partiql_serializer
@@ -41,6 +45,7 @@ INDEX_EXISTS = "Attempting to create an index which already exists"
 NO_SUCH_INDEX = "Requested resource not found: Index {} for table {}"
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
 TOO_FEW_PARAMETERS = "Number of parameters in request and statement don't match."
+DUPLICATE_ITEM = "Duplicate primary key exists in table"
 PARAMETER_MARK = "\x00lab parameter:"
 LIST_INDEX = re.compile(r"\[(\d+)\]")
 ORDERINGS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -559,7 +564,10 @@ def value_at(path, item):
 def where_applies(clause, find_value, row):
     """A WHERE comparison <, <=, > or >= with a typed value (a parameter) compares as DynamoDB does: values of one
     type, numbers by value, strings by code point, binary by byte; one of another type, or missing, is false.
-    Comparisons with a literal stay as moto's parser makes them (it reads an unquoted number as a string)."""
+    Comparisons with a literal stay as moto's parser makes them (it reads an unquoted number as a string).
+    <> is the complement of = (moto's parser answered it as =)."""
+    if clause.fn == "<>":
+        return not values_equal(find_value(clause.left, row), clause.right)
     if clause.fn not in ORDERINGS or not isinstance(clause.right, dict) or "S" in clause.right:
         value = find_value(clause.left, row)
         if value is None and clause.fn in ORDERINGS:
@@ -579,6 +587,70 @@ def where_applies(clause, find_value, row):
     return ORDERINGS[clause.fn](first, second)
 
 
+class DuplicateItem(DynamodbException):
+    """PartiQL INSERT of a key the table holds; `name` is the code BatchExecuteStatement answers (moto reads it)."""
+    name = "DuplicateItem"
+
+    def __init__(self):
+        super().__init__("com.amazonaws.dynamodb.v20120810#DuplicateItemException", DUPLICATE_ITEM)
+
+
+class UpdateFoundNoItem(ConditionalCheckFailed):
+    """PartiQL UPDATE whose WHERE clause matches no item (none with its key, or a condition that does not hold)."""
+    name = "ConditionalCheckFailed"
+
+
+def partiql_writes_refused(statement, source_data, parameters):
+    """moto's PartiQL statement, refused where DynamoDB refuses it: an INSERT of a key the table already holds
+    (moto overwrote the item), an UPDATE that matches no item (moto changed nothing and answered 200). A DELETE
+    that matches nothing succeeds, as in DynamoDB."""
+    answer = plain_partiql_query(statement, source_data, parameters)
+    verb = statement.split(None, 1)[0].upper() if statement.strip() else ""
+    if verb == "INSERT":
+        for table_name, changes in answer[1].items():
+            table = find_table(table_name)
+            if table is not None and any(before is None and holds_key(table, after) for before, after in changes):
+                raise DuplicateItem()
+    elif verb == "UPDATE" and not any(answer[1].values()):
+        raise UpdateFoundNoItem()
+    return answer
+
+
+def holds_key(table, item):
+    """Whether the table holds an item with this item's key (False when the item lacks a key attribute)."""
+    names = [name for name in (table.hash_key_attr, table.range_key_attr) if name]
+    if item is None or any(name not in item for name in names):
+        return False
+    key = [DynamoType(item[name]) for name in names]
+    return table.get_item(*key) is not None
+
+
+def transaction_all_or_nothing(backend, statements):
+    """ExecuteTransaction applied whole or not at all: a statement DynamoDB refuses cancels the transaction, with
+    each statement's reason in its place, and leaves every table as it was (moto applied statements one by one
+    and stopped at the first refusal, keeping the ones before it)."""
+    saved = {name: copy.deepcopy(table) for name, table in backend.tables.items()}
+    reasons, responses = [], []
+    for statement in statements:
+        try:
+            items = backend.execute_statement(statement=statement["Statement"],
+                                              parameters=statement.get("Parameters", []))
+        except DuplicateItem as refused:
+            reasons.append(("ValidationError", refused.message, None))
+        except ConditionalCheckFailed as refused:
+            reasons.append(("ConditionalCheckFailed", refused.message, None))
+        else:
+            reasons.append((None, None, None))
+            responses.extend({"Item": item} for item in items)
+    if any(code for code, _, _ in reasons):
+        backend.tables.update(saved)
+        raise TransactionCanceledException(reasons)
+    return responses
+
+
+plain_partiql_query = moto_partiql.query
+moto_partiql.query = partiql_writes_refused  # DynamoDBBackend.execute_statement calls partiql.query at each statement
+DynamoDBBackend.execute_transaction = transaction_all_or_nothing
 plain_literal = partiql_serializer.serialize
 partiql_serializer.serialize = read_literal  # the instance every PartiQL parser module serializes literals with
 CaseInsensitiveDict.__eq__ = same_value

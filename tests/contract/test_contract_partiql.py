@@ -74,3 +74,112 @@ def test_fewer_parameters_than_question_marks_is_refused(unvalidated_client, tab
                                              Parameters=[{"S": "a"}])
     assert refused.value.response["Error"] == {"Code": "ValidationException",
                                                "Message": "Number of parameters in request and statement don't match."}
+
+
+DUPLICATE = {"Code": "DuplicateItemException", "Message": "Duplicate primary key exists in table"}
+NO_ITEM = {"Code": "ConditionalCheckFailedException", "Message": "The conditional request failed"}
+
+
+def partiql_refusal(call, **params):
+    """The whole error response a PartiQL call gets (it must fail)."""
+    with pytest.raises(ClientError) as refused, tracing(False):
+        call(**params)
+    return refused.value.response
+
+
+def insert(table, item, **values):
+    """(statement, parameters) of an INSERT of the item's key with these values (typed)."""
+    names = ["PK", "SK", *values]
+    body = ", ".join(f"'{name}': ?" for name in names)
+    return f'INSERT INTO "{table.name}" VALUE {{{body}}}', [item["PK"], item["SK"], *values.values()]
+
+
+def test_an_insert_of_a_key_the_table_holds_is_refused_and_changes_nothing(unvalidated_client, table, key):
+    item = typed_key(key, "duplicate")
+    client = unvalidated_client
+    with tracing(False):
+        statement, parameters = insert(table, item, v={"N": "1"})
+        client.execute_statement(Statement=statement, Parameters=parameters)
+    statement, parameters = insert(table, item, v={"N": "2"})
+    response = partiql_refusal(client.execute_statement, Statement=statement, Parameters=parameters)
+    with tracing(False):
+        stored = client.get_item(TableName=table.name, Key=item, ConsistentRead=True)["Item"]
+    assert response["Error"] == DUPLICATE
+    assert stored == {**item, "v": {"N": "1"}}
+
+
+def test_an_update_that_matches_no_item_is_refused_and_creates_none(unvalidated_client, table, key):
+    item = typed_key(key, "missing")
+    response = partiql_refusal(unvalidated_client.execute_statement,
+                               Statement=f'UPDATE "{table.name}" SET v = ? WHERE PK = ? AND SK = ?',
+                               Parameters=[{"N": "1"}, item["PK"], item["SK"]])
+    with tracing(False):
+        left = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)
+    assert response["Error"] == NO_ITEM
+    assert "Item" not in left
+
+
+def test_an_update_whose_condition_does_not_hold_is_refused_and_changes_nothing(unvalidated_client, table, key):
+    item = typed_key(key, "condition")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item={**item, "v": {"N": "1"}})
+    response = partiql_refusal(unvalidated_client.execute_statement,
+                               Statement=f'UPDATE "{table.name}" SET v = ? WHERE PK = ? AND SK = ? AND v = ?',
+                               Parameters=[{"N": "2"}, item["PK"], item["SK"], {"N": "5"}])
+    with tracing(False):
+        stored = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)["Item"]
+    assert response["Error"] == NO_ITEM
+    assert stored == {**item, "v": {"N": "1"}}
+
+
+def test_a_delete_that_matches_no_item_succeeds(unvalidated_client, table, key):
+    item = typed_key(key, "never-written")
+    with tracing(False):
+        answer = unvalidated_client.execute_statement(Statement=f'DELETE FROM "{table.name}" WHERE PK = ? AND SK = ?',
+                                                      Parameters=[item["PK"], item["SK"]])
+    assert answer["Items"] == []
+
+
+@pytest.mark.parametrize("value, matches", [({"N": "1"}, False), ({"N": "2"}, True), ({"S": "1"}, True)])
+def test_not_equal_is_the_complement_of_equal(unvalidated_client, table, key, value, matches):
+    item = typed_key(key, "not-equal")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item={**item, "v": {"N": "1"}})
+        selected = unvalidated_client.execute_statement(
+            Statement=f'SELECT PK FROM "{table.name}" WHERE PK = ? AND SK = ? AND v <> ?',
+            Parameters=[item["PK"], item["SK"], value])["Items"]
+        other_sort_keys = unvalidated_client.execute_statement(
+            Statement=f'SELECT PK FROM "{table.name}" WHERE PK = ? AND SK <> ?', Parameters=[item["PK"], item["SK"]])
+    assert selected == ([{"PK": item["PK"]}] if matches else [])
+    assert other_sort_keys["Items"] == []
+
+
+def test_a_transaction_with_a_refused_statement_is_cancelled_whole(unvalidated_client, table, key):
+    held, new, missing = typed_key(key, "held"), typed_key(key, "new"), typed_key(key, "missing")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item=held)
+    statements = [dict(zip(("Statement", "Parameters"), insert(table, new))),
+                  dict(zip(("Statement", "Parameters"), insert(table, held))),
+                  {"Statement": f'UPDATE "{table.name}" SET v = ? WHERE PK = ? AND SK = ?',
+                   "Parameters": [{"N": "1"}, missing["PK"], missing["SK"]]}]
+    response = partiql_refusal(unvalidated_client.execute_transaction, TransactStatements=statements)
+    with tracing(False):
+        left = unvalidated_client.get_item(TableName=table.name, Key=new, ConsistentRead=True)
+    assert response["Error"]["Code"] == "TransactionCanceledException"
+    assert response["CancellationReasons"] == [
+        {"Code": "None"}, {"Code": "ValidationError", "Message": "Duplicate primary key exists in table"},
+        {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}]
+    assert "Item" not in left
+
+
+def test_a_batch_answers_each_refused_statement_with_its_error(unvalidated_client, table, key):
+    held, missing = typed_key(key, "held"), typed_key(key, "missing")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item=held)
+        responses = unvalidated_client.batch_execute_statement(Statements=[
+            dict(zip(("Statement", "Parameters"), insert(table, held))),
+            {"Statement": f'UPDATE "{table.name}" SET v = ? WHERE PK = ? AND SK = ?',
+             "Parameters": [{"N": "1"}, missing["PK"], missing["SK"]]}])["Responses"]
+    assert [response.get("Error") for response in responses] == [
+        {"Code": "DuplicateItem", "Message": "Duplicate primary key exists in table"},
+        {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}]
