@@ -54,6 +54,8 @@ from moto.utilities.utils import get_partition
 from werkzeug.datastructures import Headers
 from werkzeug.http import http_date
 
+from . import fidelity
+
 EXPRESSIONS_KEPT = 1024
 REQUEST_ID_ALPHABET = string.ascii_letters + string.digits
 REQUEST_ID_LETTERS = bytes(ord(REQUEST_ID_ALPHABET[byte % len(REQUEST_ID_ALPHABET)]) for byte in range(256))
@@ -390,6 +392,7 @@ class FastDynamoHandler(DynamoHandler):
         if operation in ITEM_OPERATIONS and isinstance(result, dict):
             members = answered_members(operation, setting(self.body, "ReturnConsumedCapacity"),
                                        setting(self.body, "ReturnItemCollectionMetrics"))
+            result = fidelity.corrected(operation, self.body, result)
             body = json.dumps({key: value for key, value in result.items() if key in members}, default=base64_text)
             return 200, {**JSON_HEADERS, **self.response_headers}, body
         return super().serialized(action_result)
