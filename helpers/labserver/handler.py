@@ -62,7 +62,7 @@ REQUEST_ID_LETTERS = bytes(ord(REQUEST_ID_ALPHABET[byte % len(REQUEST_ID_ALPHABE
 
 
 def request_id():
-    """A request id as moto makes them, 52 letters and digits from its generator: 52 random bytes, each made a letter or digit."""
+    """A request id as moto makes them, 52 letters and digits from its generator (52 random bytes, each made one)."""
     return mock_random.randbytes(52).translate(REQUEST_ID_LETTERS).decode()
 
 
@@ -349,7 +349,7 @@ class FastDynamoHandler(DynamoHandler):
 
     @classmethod
     def answer(cls, url, headers, body, operation, request=None):
-        """moto's answer to one DynamoDB request: (status, headers, body); `request` is the body's JSON object, when parsed."""
+        """moto's answer to one DynamoDB request: (status, headers, body); `request` is the body's JSON object."""
         handler = cls()
         handler.set_up(url, headers, body, operation, request)
         return handler.call_action()

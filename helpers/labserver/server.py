@@ -30,7 +30,7 @@ KNOBS_PATH = "/lab/knobs"
 STREAMS_SERVICE = "DynamoDBStreams_20120810"
 MAX_LINE = 65536
 MAX_HEADERS = 100
-SERIALIZATION_ERROR = "com.amazon.coral.service#SerializationException"  # DynamoDB's answer to a body that is not a JSON object
+SERIALIZATION_ERROR = "com.amazon.coral.service#SerializationException"  # for a body that is not a JSON object
 HEADERS_WRITTEN_HERE = frozenset({"status", "content-length", "server", "date"})
 
 
