@@ -35,7 +35,7 @@ import string
 import time
 from collections import OrderedDict
 from datetime import datetime, timezone
-from functools import cache, cached_property, lru_cache, partial
+from functools import cache, lru_cache, partial
 from types import SimpleNamespace
 from urllib.parse import urlparse
 
@@ -347,6 +347,8 @@ def answered_members(operation, consumed_capacity, item_collection_metrics):
 class FastDynamoHandler(DynamoHandler):
     """DynamoHandler set up without werkzeug, whose item-operation responses skip moto's model-walking serializer."""
 
+    backend = None
+
     @classmethod
     def answer(cls, url, headers, body, operation, request=None):
         """moto's answer to one DynamoDB request: (status, headers, body); `request` is the body's JSON object."""
@@ -354,10 +356,12 @@ class FastDynamoHandler(DynamoHandler):
         handler.set_up(url, headers, body, operation, request)
         return handler.call_action()
 
-    @cached_property
+    @property
     def dynamodb_backend(self):
-        """moto's backend for the request's account and region, looked up once per request, not once per use."""
-        return super().dynamodb_backend
+        """moto's backend for the request's account and region, looked up once per request, not at each use."""
+        if self.backend is None:
+            self.backend = super().dynamodb_backend
+        return self.backend
 
     def set_up(self, url, headers, body, operation, request=None):
         """The state moto's setup_class gives a handler, for a JSON request naming its operation."""

@@ -150,6 +150,12 @@ class RequestHeaders(ImmutableHeadersMixin, Headers):
         for name, value in fields:
             self.by_name.setdefault(name.lower(), value)
 
+    def get(self, key, default=None, type=None):
+        """Headers.get: the first value of the header named `key` in any case, else `default` (converted by `type`)."""
+        if type is None and isinstance(key, str):
+            return self.by_name.get(key.lower(), default)
+        return super().get(key, default, type)
+
     def _get_key(self, key):
         """The first value of the header named `key`, in any case."""
         try:
