@@ -20,6 +20,7 @@ import boto3
 from botocore.config import Config
 
 OPERATIONS = {1: 1500, 10: 3000}
+GOALS = {1: 0.6, 10: 0.7}  # the lab server's rate as a share of the null server's, from one and from ten threads
 REPEATS = 3
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 NULL_BODY = json.dumps({"Attributes": {"views": {"N": "1"}}}).encode()
@@ -128,7 +129,7 @@ def main():
     lab, lab_endpoint = start([sys.executable, "-m", "helpers.labserver", "--port", "0"])
     null, null_endpoint = start([sys.executable, __file__, "--null-server"])
     try:
-        print(f"{'client threads':>14} {'lab server':>12} {'null server':>12} {'ratio':>6}"
+        print(f"{'client threads':>14} {'lab server':>12} {'null server':>12} {'ratio':>6} {'goal':>6}"
               f" {'lab CPU/call':>13} {'null CPU/call':>14}")
         for threads, operations in OPERATIONS.items():
             lab_runs, null_runs = [], []
@@ -138,6 +139,7 @@ def main():
             lab_rate = statistics.median(rate for rate, _ in lab_runs)
             null_rate = statistics.median(rate for rate, _ in null_runs)
             print(f"{threads:>14} {lab_rate:>8.0f} op/s {null_rate:>8.0f} op/s {lab_rate / null_rate:>6.2f}"
+                  f" {'>= ' + str(GOALS[threads]):>6}"
                   f" {cpu_text([cpu for _, cpu in lab_runs]):>13} {cpu_text([cpu for _, cpu in null_runs]):>14}")
     finally:
         for process in (lab, null):
