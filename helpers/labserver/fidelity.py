@@ -67,6 +67,9 @@ BAD_FILTER = "Bad Filter Expression: " + UNPARSABLE_CONDITION
 CONDITION_SYNTAX = 'Invalid {}: Syntax error; token: "{}", near: "{}"'
 MULTIPLE_OPERATIONS = "Transaction request cannot include multiple operations on one item"
 TOO_LARGE = "The aggregate size of the items in the transaction cannot exceed 4 MB"
+NO_WRITE_OPERATION = "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request"
+NO_GET = "1 validation error detected: " + NULL_MEMBER.format("transactItems.{}.member.get")
+WRITE_OPERATIONS = ("ConditionCheck", "Put", "Delete", "Update")
 TOKEN_MISMATCH = ("DynamoDB rejected the request because you retried a request with a different payload but "
                   "with an idempotent token that was already used.")
 
@@ -209,10 +212,17 @@ def projection_syntax(expression):
 
 
 def failure(params, failed):
-    """DynamoDB's answer for a request the engine failed on: a syntax error where moto could not parse an
-    expression; UnknownOperationException for an operation moto does not implement; SerializationException for
+    """DynamoDB's answer for a request the engine failed on: the answer of the operation's FAILURE rule that
+    recognises the request; a syntax error where moto could not parse an expression; UnknownOperationException for an operation moto does not implement; SerializationException for
     a member of the wrong JSON type; else InternalServerError (from the lab, always a lab bug)."""
     message = str(failed)
+    for rule in FAILURE.get(operation_in_progress, ()):
+        try:
+            answer = rule(params)
+        except Exception:  # a request malformed otherwise: the rules below say what is wrong
+            answer = None
+        if answer is not None:
+            return answer
     if isinstance(failed, ValueError) and message.startswith(UNPARSABLE_CONDITION):
         answer = condition_syntax(params, message[len(UNPARSABLE_CONDITION):])
         if answer is not None:
@@ -225,6 +235,26 @@ def failure(params, failed):
     if isinstance(failed, NotImplementedError):
         return 400, {"__type": UNKNOWN_OPERATION}
     return error("InternalServerError", f"{type(failed).__name__}: {failed}", 500)
+
+
+def each_write_names_an_operation(params):
+    """A TransactWriteItems action naming none of ConditionCheck, Put, Delete, Update is a ValidationException, in
+    us-east-1's words (paritysuite/dynamodb-conformance's capture; eu-west-2 words it as a member constraint);
+    moto fails with an IndexError."""
+    for action in params["TransactItems"]:
+        if isinstance(action, dict) and not any(name in action for name in WRITE_OPERATIONS):
+            return error("ValidationException", NO_WRITE_OPERATION)
+    return None
+
+
+def each_get_names_a_get(params):
+    """A TransactGetItems action without its Get, a member the model requires, is refused as every missing
+    required member is, at its place in the list (DynamoDB numbers list members from 1); moto fails with a
+    KeyError."""
+    for place, action in enumerate(params["TransactItems"], 1):
+        if isinstance(action, dict) and action.get("Get") is None:
+            return error("ValidationException", NO_GET.format(place))
+    return None
 
 
 def type_mismatch(shape, value, place):
@@ -687,6 +717,10 @@ BEFORE = {
 REWRITE = {"ExecuteStatement": parameters_inlined,
            "BatchExecuteStatement": partial(each_statement_inlined, "Statements"),
            "ExecuteTransaction": partial(each_statement_inlined, "TransactStatements")}
+FAILURE = {  # rules that run only once moto has failed on a request, so they cost an ordinary request nothing
+    "TransactWriteItems": (each_write_names_an_operation,),
+    "TransactGetItems": (each_get_names_a_get,),
+}
 RESULT = {"UpdateItem": (only_updated_attributes,)}
 AFTER = {
     "TransactWriteItems": (remember_token,),

@@ -80,3 +80,26 @@ def test_condition_check_cancels_the_write_when_the_other_item_fails(client, tab
     assert [reason["Code"] for reason in cancelled.value.response["CancellationReasons"]] == [
         "ConditionalCheckFailed", "None"]
     assert "Item" not in table.get_item(Key=key("order"), ConsistentRead=True)
+
+
+def test_a_write_action_naming_no_operation_is_refused(unvalidated_client, table, key):
+    """us-east-1's words, as paritysuite/dynamodb-conformance captured them (eu-west-2 words it as a member
+    constraint); nothing in the transaction is written."""
+    put = {"Put": {"TableName": table.name, "Item": {"PK": {"S": key("first")["PK"]}, "SK": {"S": "META"}}}}
+    with pytest.raises(ClientError) as refused:
+        unvalidated_client.transact_write_items(TransactItems=[put, {}])
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request"}
+    assert "Item" not in table.get_item(Key=key("first"), ConsistentRead=True)
+
+
+def test_a_get_action_without_its_get_is_refused_at_its_place(unvalidated_client, table, key):
+    """Get is a required member of TransactGetItem: DynamoDB names it at its place, the list numbered from 1."""
+    get = {"Get": {"TableName": table.name, "Key": {"PK": {"S": key("first")["PK"]}, "SK": {"S": "META"}}}}
+    with pytest.raises(ClientError) as refused:
+        unvalidated_client.transact_get_items(TransactItems=[get, {}])
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "1 validation error detected: Value null at 'transactItems.2.member.get' failed to satisfy "
+                   "constraint: Member must not be null"}
