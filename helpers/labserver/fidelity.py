@@ -60,6 +60,11 @@ JAVA_SCALARS = {"string": "java.lang.String", "boolean": "java.lang.Boolean", "i
 PARTIQL_VERBS = ("SELECT", "INSERT", "UPDATE", "DELETE", "EXISTS")
 NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
 STATEMENT_PIECE = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|[^'\"?]+")
+STATEMENT_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_]*|"
+                             r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|\s+|.", re.S)
+NUMBER_LITERAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE", "SET", "VALUE", "SELECT", "FROM",
+                              "REMOVE"})
 PROJECTION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9][0-9]*|[.,\[\]]")
 CONDITION_TOKEN = re.compile(r"\s+|[#:][A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|[0-9]+|<>|<=|>=|[=<>(),.\[\]]|.")
 UNPARSABLE_CONDITION = "Cannot parse condition starting at:"
@@ -468,14 +473,16 @@ WRITE_KEYS_MATCH_SCHEMA = partial(transaction_keys_match_schema, {"Update", "Del
 
 
 def parameters_inlined(params):
-    """An ExecuteStatement's ? parameters, each written into the statement as a literal moto's parser reads back
-    as the typed value (see read_literal): moto's parser ignores parameters in INSERT and DELETE, and has no
-    literal for binary values or sets."""
+    """An ExecuteStatement's ? parameters and number literals, each written into the statement as a literal
+    moto's parser reads back as the typed value (see read_literal): moto's parser ignores parameters in INSERT
+    and DELETE, has no literal for binary values or sets, and reads no unquoted number (UPDATE and DELETE failed
+    on one, SELECT compared it as a string)."""
     return statement_inlined(params)
 
 
 def each_statement_inlined(member, params):
-    """BatchExecuteStatement's Statements or ExecuteTransaction's TransactStatements, each with its ? inlined."""
+    """BatchExecuteStatement's Statements or ExecuteTransaction's TransactStatements, each with its ? and numbers
+    inlined."""
     statements = params[member]
     inlined = [statement_inlined(statement) for statement in statements]
     if not any(inlined):
@@ -484,14 +491,37 @@ def each_statement_inlined(member, params):
 
 
 def statement_inlined(statement):
-    """One statement (a dict with Statement and Parameters) with each ? replaced by its parameter, else None."""
+    """One statement (a dict with Statement and Parameters) with each ? replaced by its parameter and each number
+    literal by the same literal of an N value, else None (a statement with neither)."""
     text, parameters = statement["Statement"], statement.get("Parameters")
-    if not parameters:
+    if not parameters and not any(character.isdigit() for character in text):
         return None
-    pieces = STATEMENT_PIECE.findall(text)
-    values = iter(parameters)
-    return {**statement, "Parameters": [],
-            "Statement": "".join(parameter_literal(next(values)) if piece == "?" else piece for piece in pieces)}
+    values, pieces, previous = iter(parameters or ()), [], ("", "")
+    for piece in STATEMENT_TOKEN.findall(text):
+        if piece == "?":
+            piece = parameter_literal(next(values))
+        elif NUMBER_LITERAL.fullmatch(piece) and not (previous[1] == "[" and names_a_path(previous[0])):
+            if pieces and pieces[-1] in "+-" and not names_a_value(previous[0]):  # a sign of the number's own
+                piece = pieces.pop().replace("+", "") + piece
+            piece = parameter_literal({"N": piece})
+        pieces.append(piece)
+        if not piece.isspace():
+            previous = (previous[1], piece)
+    if not parameters and pieces == STATEMENT_TOKEN.findall(text):
+        return None
+    return {**statement, "Parameters": [], "Statement": "".join(pieces)}
+
+
+def names_a_path(token):
+    """Whether a statement token ends a document path, so that a [ after it indexes a list (a[0], "a"[0], a[0][1])
+    rather than opening a list literal."""
+    return token[:1] == '"' or token == "]" or (token[:1].isalpha() or token[:1] == "_") and \
+        token.upper() not in PARTIQL_KEYWORDS
+
+
+def names_a_value(token):
+    """Whether a statement token ends an operand, so that a + or - after it is arithmetic, not a number's sign."""
+    return names_a_path(token) or token in (")", "?") or token[:1] == "'" or NUMBER_LITERAL.fullmatch(token) is not None
 
 
 def parameter_literal(value):
@@ -601,7 +631,8 @@ def value_at(path, item):
 def where_applies(clause, find_value, row):
     """A WHERE comparison <, <=, > or >= with a typed value (a parameter) compares as DynamoDB does: values of one
     type, numbers by value, strings by code point, binary by byte; one of another type, or missing, is false.
-    Comparisons with a literal stay as moto's parser makes them (it reads an unquoted number as a string).
+    Comparisons with a string literal stay as moto's parser makes them (a number literal arrives as a parameter,
+    statement_inlined).
     <> is the complement of = (moto's parser answered it as =)."""
     if clause.fn == "<>":
         return not values_equal(find_value(clause.left, row), clause.right)

@@ -183,3 +183,22 @@ def test_a_batch_answers_each_refused_statement_with_its_error(unvalidated_clien
     assert [response.get("Error") for response in responses] == [
         {"Code": "DuplicateItem", "Message": "Duplicate primary key exists in table"},
         {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}]
+
+
+def test_number_literals_are_numbers_in_update_select_delete_and_insert(unvalidated_client, table, key):
+    """Unquoted numbers (1, -1.5, 1e0: the Developer Guide's 'PartiQL data types for DynamoDB') are Number values
+    wherever a statement takes a value; a list index (a[0]) stays an index."""
+    client, item = unvalidated_client, typed_key(key, "numbers")
+    where = f"WHERE PK = '{item['PK']['S']}' AND SK = 'META'"
+    with tracing(False):
+        client.execute_statement(Statement=f"INSERT INTO \"{table.name}\" VALUE {{'PK': '{item['PK']['S']}', "
+                                           f"'SK': 'META', 'v': 100, 'm': {{'l': [1, -2.5]}}}}")
+        inserted = client.get_item(TableName=table.name, Key=item, ConsistentRead=True)["Item"]
+        client.execute_statement(Statement=f'UPDATE "{table.name}" SET v = 5 {where} AND v = 100')
+        selected = [client.execute_statement(Statement=f'SELECT v FROM "{table.name}" {where} AND {test}')["Items"]
+                    for test in ("v = 5.0", "v > 4.5", "v < -1", "m.l[0] = 1", "m.l[1] = -2.5")]
+        client.execute_statement(Statement=f'DELETE FROM "{table.name}" {where} AND v = 5')
+        left = client.get_item(TableName=table.name, Key=item, ConsistentRead=True)
+    assert inserted == {**item, "v": {"N": "100"}, "m": {"M": {"l": {"L": [{"N": "1"}, {"N": "-2.5"}]}}}}
+    assert selected == [[{"v": {"N": "5"}}], [{"v": {"N": "5"}}], [], [{"v": {"N": "5"}}], [{"v": {"N": "5"}}]]
+    assert "Item" not in left
