@@ -41,6 +41,8 @@ UNDEFINED_NAME = ("Invalid {}: An expression attribute name used in the document
                   "attribute name: {}")
 PROJECTION_SYNTAX = 'Invalid ProjectionExpression: Syntax error; token: "{}", near: "{}"'
 KEY_MISMATCH = "The provided key element does not match the schema"
+EMPTY_KEY_VALUE = ("One or more parameter values are not valid. The AttributeValue for a key attribute cannot "
+                   "contain an empty {} value. Key: {}")
 INDEX_EXISTS = "Attempting to create an index which already exists"
 NO_SUCH_INDEX = "Requested resource not found: Index {} for table {}"
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
@@ -356,25 +358,73 @@ def key_fits(table, key):
     return range_name is None or table.range_key_type in key.get(range_name, ())
 
 
+def empty_key_value(table, key):
+    """DynamoDB's ValidationException for a key (or an item) whose table key attribute is an empty string or an
+    empty binary value, else None. It is checked before the key schema and, in a transaction, before the actions
+    run (paritysuite/dynamodb-conformance's captures of real DynamoDB); moto accepted it in DeleteItem, UpdateItem
+    and the batch and transaction operations, and worded it otherwise in PutItem."""
+    if not isinstance(key, dict):
+        return None
+    for name in (table.hash_key_attr, table.range_key_attr):
+        value = key.get(name) if name else None
+        if isinstance(value, dict):
+            if value.get("S") == "":
+                return error("ValidationException", EMPTY_KEY_VALUE.format("string", name))
+            if value.get("B") == "":
+                return error("ValidationException", EMPTY_KEY_VALUE.format("binary", name))
+    return None
+
+
+def item_keys_not_empty(params):
+    """A PutItem whose item has an empty string or binary key value is refused (empty_key_value)."""
+    table = find_table(params["TableName"])
+    return None if table is None else empty_key_value(table, params["Item"])
+
+
 def key_matches_schema(params):
     """A Key that does not match the table's key schema (another attribute, one missing or extra, or a key attribute
-    of another type) is a ValidationException; moto answers a key of another type as a missing item, or fails."""
+    of another type) is a ValidationException; moto answers a key of another type as a missing item, or fails.
+    An empty key value is refused first (empty_key_value)."""
     table = find_table(params["TableName"])
-    if table is not None and not key_fits(table, params["Key"]):
+    if table is None:
+        return None
+    empty = empty_key_value(table, params["Key"])
+    if empty is not None:
+        return empty
+    if not key_fits(table, params["Key"]):
         return error("ValidationException", KEY_MISMATCH)
     return None
 
 
 def batch_keys_match_schema(params):
-    """Each key of a BatchGetItem, and of each DeleteRequest of a BatchWriteItem, matches its table's key schema."""
+    """Each key of a BatchGetItem, and of each DeleteRequest of a BatchWriteItem, matches its table's key schema;
+    no key, nor the item of a PutRequest, has an empty key value (empty_key_value, checked first)."""
     for name, requests in params["RequestItems"].items():
         table = find_table(name)
         if table is None:
             continue
         keys = requests.get("Keys", ()) if isinstance(requests, dict) else \
             [request["DeleteRequest"].get("Key") for request in requests if "DeleteRequest" in request]
+        items = () if isinstance(requests, dict) else \
+            [request["PutRequest"].get("Item") for request in requests if "PutRequest" in request]
+        for key in (*keys, *items):
+            empty = empty_key_value(table, key)
+            if empty is not None:
+                return empty
         if not all(key_fits(table, key) for key in keys):
             return error("ValidationException", KEY_MISMATCH)
+    return None
+
+
+def transaction_keys_not_empty(params):
+    """An action whose Key (or Put's Item) has an empty key value refuses the whole request, not as a cancellation
+    reason (empty_key_value)."""
+    for action in params["TransactItems"]:
+        for detail in action.values():
+            table = find_table(detail["TableName"])
+            empty = None if table is None else empty_key_value(table, detail.get("Key") or detail.get("Item"))
+            if empty is not None:
+                return empty
     return None
 
 
@@ -729,13 +779,14 @@ where_parser.find_value_in_dynamodb_document = value_at  # the function DynamoDB
 
 BEFORE = {
     "TransactWriteItems": (at_least_one_action, partial(at_most_100_actions, "TransactWriteItem"), at_most_4_mb,
-                           UPDATE_CONDITION, WRITE_KEYS_MATCH_SCHEMA, replayed_token),
+                           UPDATE_CONDITION, transaction_keys_not_empty, WRITE_KEYS_MATCH_SCHEMA, replayed_token),
     "TransactGetItems": (at_least_one_action, partial(at_most_100_actions, "TransactGetItem"), one_get_per_item,
-                         projections_parse, KEYS_FILTER_PROJECTION, partial(transaction_keys_match_schema, {"Get"})),
+                         projections_parse, KEYS_FILTER_PROJECTION, transaction_keys_not_empty,
+                         partial(transaction_keys_match_schema, {"Get"})),
     "GetItem": (projections_parse, KEYS_FILTER_PROJECTION, key_matches_schema),
     "Query": (projections_parse, KEYS_FILTER_PROJECTION),
     "Scan": (projections_parse, KEYS_FILTER_PROJECTION),
-    "PutItem": (UPDATE_CONDITION,),
+    "PutItem": (UPDATE_CONDITION, item_keys_not_empty),
     "UpdateItem": (UPDATE_CONDITION, key_matches_schema),
     "DeleteItem": (UPDATE_CONDITION, key_matches_schema),
     "BatchGetItem": (projections_parse, batch_keys_match_schema),

@@ -64,3 +64,43 @@ def test_a_key_of_the_schema_s_types_still_reads_and_writes(unvalidated_client, 
         item = unvalidated_client.get_item(TableName=table.name, Key=good, ConsistentRead=True)["Item"]
         unvalidated_client.delete_item(TableName=table.name, Key=good)
     assert item == {**good, "x": {"S": "x"}}
+
+
+EMPTY_KEY = ("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an "
+             "empty string value. Key: {}")  # paritysuite/dynamodb-conformance's captures of real DynamoDB
+
+
+def empty_key_request(table, bad, operation):
+    """(call name, params) of one request whose key (or item) is `bad`."""
+    put, delete = {"TableName": table.name, "Item": bad}, {"TableName": table.name, "Key": bad}
+    update = {**delete, **SET_X}
+    check = {**delete, "ConditionExpression": "attribute_not_exists(PK)"}
+    return {"get_item": ("get_item", delete), "put_item": ("put_item", put),
+            "delete_item": ("delete_item", delete), "update_item": ("update_item", update),
+            "batch_get_item": ("batch_get_item", {"RequestItems": {table.name: {"Keys": [bad]}}}),
+            "batch_write_item delete": ("batch_write_item",
+                                        {"RequestItems": {table.name: [{"DeleteRequest": {"Key": bad}}]}}),
+            "batch_write_item put": ("batch_write_item",
+                                     {"RequestItems": {table.name: [{"PutRequest": {"Item": bad}}]}}),
+            "transact Put": ("transact_write_items", {"TransactItems": [{"Put": put}]}),
+            "transact Update": ("transact_write_items", {"TransactItems": [{"Update": update}]}),
+            "transact Delete": ("transact_write_items", {"TransactItems": [{"Delete": delete}]}),
+            "transact ConditionCheck": ("transact_write_items", {"TransactItems": [{"ConditionCheck": check}]}),
+            "transact Get": ("transact_get_items", {"TransactItems": [{"Get": delete}]})}[operation]
+
+
+@pytest.mark.parametrize("name", ["PK", "SK"])
+@pytest.mark.parametrize("operation", ["get_item", "put_item", "delete_item", "update_item", "batch_get_item",
+                                       "batch_write_item delete", "batch_write_item put", "transact Put",
+                                       "transact Update", "transact Delete", "transact ConditionCheck",
+                                       "transact Get"])
+def test_an_empty_string_key_value_is_refused_in_every_operation(unvalidated_client, table, key, operation, name):
+    bad = {"PK": {"S": key(operation)["PK"]}, "SK": {"S": "META"}, name: {"S": ""}}
+    call, params = empty_key_request(table, bad, operation)
+    response = refusal(getattr(unvalidated_client, call), **params)
+    assert response["Error"] == {"Code": "ValidationException", "Message": EMPTY_KEY.format(name)}
+    with tracing(False):
+        left = unvalidated_client.scan(TableName=table.name, ConsistentRead=True,
+                                       FilterExpression="PK = :pk OR SK = :empty",
+                                       ExpressionAttributeValues={":pk": bad["PK"], ":empty": {"S": ""}})["Items"]
+    assert left == []
