@@ -24,6 +24,7 @@ from moto.dynamodb.exceptions import ConditionalCheckFailed, DynamodbException, 
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.parsing import partiql as moto_partiql
+from moto.dynamodbstreams.models import dynamodbstreams_backends
 from py_partiql_parser._internal import where_parser
 from py_partiql_parser._internal.utils import CaseInsensitiveDict, is_dict
 from py_partiql_parser._internal.utils import serializer as partiql_serializer
@@ -77,6 +78,11 @@ TOO_LARGE = "The aggregate size of the items in the transaction cannot exceed 4 
 NO_WRITE_OPERATION = "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request"
 NO_GET = "1 validation error detected: " + NULL_MEMBER.format("transactItems.{}.member.get")
 WRITE_OPERATIONS = ("ConditionCheck", "Put", "Delete", "Update")
+STREAM_ARN = re.compile(r"arn:aws[a-z-]*:dynamodb:[^:]*:[0-9]{12}:table/([a-zA-Z0-9_.-]+)/stream/(.+)")
+INVALID_STREAM_ARN = "Invalid StreamArn"
+NO_SUCH_STREAM = "Requested resource not found: Stream: {} not found"
+INVALID_ITERATOR = "Invalid ShardIterator"
+NO_SUCH_SHARD = "Requested resource not found: Shard does not exist"
 TOKEN_MISMATCH = ("DynamoDB rejected the request because you retried a request with a different payload but "
                   "with an idempotent token that was already used.")
 
@@ -218,11 +224,13 @@ def projection_syntax(expression):
     return None
 
 
-def failure(params, failed):
-    """DynamoDB's answer for a request the engine failed on: the answer of the operation's FAILURE rule that
+def failure(params, failed, streams_operation=None):
+    """DynamoDB's answer for a request the engine failed on (DynamoDB Streams' for a streams operation): the answer of the operation's FAILURE rule that
     recognises the request; a syntax error where moto could not parse an expression; UnknownOperationException for an operation moto does not implement; SerializationException for
     a member of the wrong JSON type; else InternalServerError (from the lab, always a lab bug)."""
     message = str(failed)
+    if streams_operation is not None:
+        return streams_failure(streams_operation, params, failed)
     for rule in FAILURE.get(operation_in_progress, ()):
         try:
             answer = rule(params)
@@ -242,6 +250,65 @@ def failure(params, failed):
     if isinstance(failed, NotImplementedError):
         return 400, {"__type": UNKNOWN_OPERATION}
     return error("InternalServerError", f"{type(failed).__name__}: {failed}", 500)
+
+
+def streams_failure(operation, params, failed):
+    """DynamoDB Streams' answer for a request moto's streams engine failed on: a required member left out, as
+    DynamoDB's validation words it; the answer of the operation's STREAMS_FAILURE rule; else InternalServerError."""
+    model = get_service_model("dynamodbstreams")
+    if operation in model.operation_names:
+        missing = [name for name in model.operation_model(operation).input_shape.required_members
+                   if params.get(name) is None]
+        if missing:
+            count = f"{len(missing)} validation error{'s' if len(missing) > 1 else ''} detected: "
+            return error("ValidationException",
+                         count + "; ".join(NULL_MEMBER.format(lower_camel(n)) for n in missing))
+    for rule in STREAMS_FAILURE.get(operation, ()):
+        try:
+            answer = rule(params)
+        except Exception:  # a request malformed otherwise
+            answer = None
+        if answer is not None:
+            return answer
+    return error("InternalServerError", f"{type(failed).__name__}: {failed}", 500)
+
+
+def stream_exists(params):
+    """A StreamArn that is no stream ARN is a ValidationException, as the AWS SDK for JavaScript's integration
+    test records real DynamoDB Streams answering 'fake-stream'; a stream ARN naming no stream of the lab's
+    tables (no such table, no stream on it, another label) is a ResourceNotFoundException in DynamoDB Local's
+    words. moto fails on both (IndexError, KeyError)."""
+    arn = params["StreamArn"]
+    named = STREAM_ARN.fullmatch(arn) if isinstance(arn, str) else None
+    if named is None:
+        return error("ValidationException", INVALID_STREAM_ARN)
+    table = find_table(named.group(1))
+    if table is None or not getattr(table, "latest_stream_label", None) or \
+            named.group(2) != table.latest_stream_label:
+        return error("ResourceNotFoundException", NO_SUCH_STREAM.format(arn))
+    return None
+
+
+def shard_exists(params):
+    """A ShardId that is not the stream's shard is a ResourceNotFoundException, in the words DynamoDB Streams
+    clients (ex_kcl, the Kinesis adapter's tests) handle; moto fails with an AssertionError."""
+    named = STREAM_ARN.fullmatch(params["StreamArn"])
+    table = find_table(named.group(1))
+    shard = getattr(table, "stream_shard", None)
+    if shard is None or params["ShardId"] != shard.id:
+        return error("ResourceNotFoundException", NO_SUCH_SHARD)
+    return None
+
+
+def iterator_made(params):
+    """A ShardIterator the server did not hand out is a ValidationException (the words DynamoDB-compatible servers
+    agree on; no capture of real DynamoDB Streams records them); moto fails with a KeyError."""
+    iterator = params["ShardIterator"]
+    for regions in dynamodbstreams_backends.values():
+        for backend in regions.values():
+            if isinstance(iterator, str) and iterator in backend.shard_iterators:
+                return None
+    return error("ValidationException", INVALID_ITERATOR)
 
 
 def each_write_names_an_operation(params):
@@ -803,6 +870,8 @@ FAILURE = {  # rules that run only once moto has failed on a request, so they co
     "TransactWriteItems": (each_write_names_an_operation,),
     "TransactGetItems": (each_get_names_a_get,),
 }
+STREAMS_FAILURE = {"DescribeStream": (stream_exists,), "GetShardIterator": (stream_exists, shard_exists),
+                   "GetRecords": (iterator_made,)}
 RESULT = {"UpdateItem": (only_updated_attributes,)}
 AFTER = {
     "TransactWriteItems": (remember_token,),

@@ -106,8 +106,9 @@ class Engine:
         try:
             status, out_headers, payload = DynamoDBStreamsHandler.dispatch(
                 Request.from_primitives("POST", url, headers, body))
-        except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
-            return engine_failure(error, {})
+        except Exception as error:  # the engine failed: answer as DynamoDB Streams does, keep serving
+            operation = headers.get("X-Amz-Target", "").rpartition(".")[2]
+            return engine_failure(error, request_object(body) or {}, streams_operation=operation)
         return respond(int(status), out_headers, payload.encode() if isinstance(payload, str) else payload)
 
 
@@ -120,9 +121,10 @@ def request_object(body):
     return params if isinstance(params, dict) else None
 
 
-def engine_failure(error, params):
-    """DynamoDB's answer to a request the engine failed on (fidelity.failure), as a response."""
-    return answer(*fidelity.failure(params, error))
+def engine_failure(error, params, streams_operation=None):
+    """DynamoDB's (or, naming a streams operation, DynamoDB Streams') answer to a request the engine failed on
+    (fidelity.failure), as a response."""
+    return answer(*fidelity.failure(params, error, streams_operation))
 
 
 def answer(status, payload):

@@ -167,9 +167,6 @@ KNOWN_500 = {  # still an InternalServerError; what fixing it needs is in the re
     "DescribeImport": "an ImportArn of no import fails in moto (KeyError)",
     "RestoreTableToPointInTime": "a RestoreDateTime that is not a timestamp fails in moto's parser; message unrecorded",
     "ListBackups": "a TimeRangeLowerBound that is not a timestamp fails in moto's parser; DynamoDB's message unrecorded",
-    "DescribeStream": "a StreamArn of no stream fails in moto (IndexError); fidelity.failure sees no streams request",
-    "GetShardIterator": "a StreamArn of no stream fails in moto (IndexError); fidelity.failure sees no streams request",
-    "GetRecords": "a ShardIterator moto did not make fails in moto (KeyError); fidelity.failure sees no streams request",
 }
 
 
