@@ -152,10 +152,17 @@ def operation_names():
     return frozenset(get_service_model("dynamodb").operation_names)
 
 
+SERVICE_REQUIRED = {"CreateTable": {"AttributeDefinitions", "KeySchema"}}  # optional in the model, not to DynamoDB
+
+
 @cache
 def required_names(target):
-    """The top-level members an operation's input shape requires, in the model's order."""
-    return tuple(get_service_model("dynamodb").operation_model(target).input_shape.required_members)
+    """The top-level members an operation requires, in the model's order: those its input shape requires, and
+    those DynamoDB refuses a request without though the model leaves them optional (CreateTable's key schema
+    and attribute definitions: "Value null at 'keySchema' ...", recorded from DynamoDB by ack-api-quirks)."""
+    shape = get_service_model("dynamodb").operation_model(target).input_shape
+    required = set(shape.required_members) | SERVICE_REQUIRED.get(target, set())
+    return tuple(name for name in shape.members if name in required)
 
 
 def lower_camel(name):

@@ -19,9 +19,10 @@ def rule_requests(table, key):
     """{rule: (target, body, expected (status, answer))} for every rule where the lab answers as DynamoDB does."""
     item = {"PK": {"S": key("item")["PK"]}, "SK": {"S": "META"}}
     return {
-        "missing TableName": ("CreateTable", {}, refusal(
-            "ValidationException", "1 validation error detected: Value null at 'tableName' failed to satisfy "
-                                   "constraint: Member must not be null")),
+        "missing TableName": ("CreateTable", {"KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
+                                              "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}]},
+                              refusal("ValidationException", "1 validation error detected: Value null at 'tableName' "
+                                                             "failed to satisfy constraint: Member must not be null")),
         "empty transaction": ("TransactWriteItems", {"TransactItems": []}, refusal(
             "ValidationException", "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy "
                                    "constraint: Member must have length greater than or equal to 1")),

@@ -162,7 +162,6 @@ KNOWN_500 = {  # still an InternalServerError; what fixing it needs is in the re
     "ExportTableToPointInTime": "moto reads S3Prefix, which the model leaves optional (KeyError)",
     "ListExports": "moto reads TableArn, which the model leaves optional (KeyError)",
     "BatchWriteItem": "RequestItems=[]: DynamoDB's message for a list as a map of lists is not recorded",
-    "CreateTable": "a request naming a new table with the members filled fails in moto (KeyError 'KeySchema')",
     "DescribeExport": "an ExportArn of no export fails in moto (KeyError)",
     "DescribeImport": "an ImportArn of no import fails in moto (KeyError)",
     "RestoreTableToPointInTime": "a RestoreDateTime that is not a timestamp fails in moto's parser; message unrecorded",
