@@ -840,6 +840,29 @@ def transaction_all_or_nothing(backend, statements):
     return responses
 
 
+def optional_members_absent(method, defaults):
+    """moto's handler method of an operation, given the members it reads as required though the model leaves them
+    optional (a KeyError when they were left out), as None: ExportTableToPointInTime's S3Prefix, ListExports'
+    TableArn."""
+    def answer(self):
+        self.body = {**defaults, **self.body}
+        return method(self)
+    return answer
+
+
+def exports_listed(self, table_arn):
+    """ListExports without a TableArn lists every export, as DynamoDB does; moto's lists those of no table."""
+    if table_arn is None:
+        return list(self.table_exports.values())
+    return plain_list_exports(self, table_arn)
+
+
+moto_responses.DynamoHandler.export_table_to_point_in_time = optional_members_absent(
+    moto_responses.DynamoHandler.export_table_to_point_in_time, {"S3Prefix": None})
+moto_responses.DynamoHandler.list_exports = optional_members_absent(
+    moto_responses.DynamoHandler.list_exports, {"TableArn": None})
+plain_list_exports = DynamoDBBackend.list_exports
+DynamoDBBackend.list_exports = exports_listed
 plain_partiql_query = moto_partiql.query
 moto_partiql.query = partiql_writes_refused  # DynamoDBBackend.execute_statement calls partiql.query at each statement
 DynamoDBBackend.execute_transaction = transaction_all_or_nothing

@@ -159,8 +159,7 @@ def known(operations, reason):
 
 
 KNOWN_500 = {  # still an InternalServerError; what fixing it needs is in the reason
-    "ExportTableToPointInTime": "moto reads S3Prefix, which the model leaves optional (KeyError)",
-    "ListExports": "moto reads TableArn, which the model leaves optional (KeyError)",
+    "ExportTableToPointInTime": "an ExportTime that is not a timestamp fails in moto's parser",
     "BatchWriteItem": "RequestItems=[]: DynamoDB's message for a list as a map of lists is not recorded",
     "DescribeExport": "an ExportArn of no export fails in moto (KeyError)",
     "DescribeImport": "an ImportArn of no import fails in moto (KeyError)",

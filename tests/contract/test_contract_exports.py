@@ -1,0 +1,24 @@
+"""Exports, imports and backups: members the model leaves optional may be left out, an ARN of no export or import
+is DynamoDB's not-found error, and a timestamp that is none is a SerializationException, never a 500."""
+import pytest
+
+
+@pytest.fixture
+def table_arn(raw, table):
+    """The contract table's ARN, with point-in-time recovery on (an export needs it)."""
+    raw("UpdateContinuousBackups", {"TableName": table.name,
+                                    "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True}})
+    return raw("DescribeTable", {"TableName": table.name})[1]["Table"]["TableArn"]
+
+
+def test_an_export_without_an_s3_prefix_is_started_and_listed_with_or_without_its_table(raw, table_arn):
+    status, answer = raw("ExportTableToPointInTime", {"TableArn": table_arn, "S3Bucket": "p90-contract-bucket"})
+    assert status == 200
+    export = answer["ExportDescription"]
+    assert export["TableArn"] == table_arn and "S3Prefix" not in export
+    for request in ({}, {"TableArn": table_arn}):
+        status, listed = raw("ListExports", request)
+        assert status == 200
+        assert export["ExportArn"] in [summary["ExportArn"] for summary in listed["ExportSummaries"]]
+    assert raw("DescribeExport", {"ExportArn": export["ExportArn"]})[1]["ExportDescription"]["ExportArn"] == \
+        export["ExportArn"]
