@@ -21,7 +21,7 @@ from functools import cache, partial
 from moto.core.responses import get_service_model
 from moto.dynamodb import responses as moto_responses
 from moto.dynamodb.exceptions import ConditionalCheckFailed, DynamodbException, TransactionCanceledException
-from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.parsing import partiql as moto_partiql
 from moto.dynamodbstreams.models import dynamodbstreams_backends
@@ -83,6 +83,10 @@ INVALID_STREAM_ARN = "Invalid StreamArn"
 NO_SUCH_STREAM = "Requested resource not found: Stream: {} not found"
 INVALID_ITERATOR = "Invalid ShardIterator"
 NO_SUCH_SHARD = "Requested resource not found: Shard does not exist"
+NO_SUCH_EXPORT = "The specified export was not found."  # the API reference's words for ExportNotFoundException
+NO_SUCH_IMPORT = "The specified import was not found."  # and for ImportNotFoundException
+ARN_TOO_SHORT = ("1 validation error detected: Value '{}' at '{}' failed to satisfy constraint: "
+                 "Member must have length greater than or equal to 37")
 TOKEN_MISMATCH = ("DynamoDB rejected the request because you retried a request with a different payload but "
                   "with an idempotent token that was already used.")
 
@@ -335,6 +339,22 @@ def each_get_names_a_get(params):
     for place, action in enumerate(params["TransactItems"], 1):
         if isinstance(action, dict) and action.get("Get") is None:
             return error("ValidationException", NO_GET.format(place))
+    return None
+
+
+def resource_found(member, kind, found, params):
+    """DescribeExport's ExportArn (DescribeImport's ImportArn) naming no export (import) of the lab's is refused:
+    one shorter than the model's minimum of 37 characters as DynamoDB's validation words a length constraint,
+    another as the API reference's ExportNotFoundException (ImportNotFoundException) describes it. moto fails with
+    a KeyError."""
+    arn = params[member]
+    if not isinstance(arn, str):
+        return None
+    if len(arn) < 37:
+        return error("ValidationException", ARN_TOO_SHORT.format(arn, lower_camel(member)))
+    if not any(arn in getattr(backend, found) for regions in dynamodb_backends.values()
+               for backend in regions.values()):
+        return error(f"{kind}NotFoundException", NO_SUCH_EXPORT if kind == "Export" else NO_SUCH_IMPORT)
     return None
 
 
@@ -899,6 +919,8 @@ REWRITE = {"ExecuteStatement": parameters_inlined,
 FAILURE = {  # rules that run only once moto has failed on a request, so they cost an ordinary request nothing
     "TransactWriteItems": (each_write_names_an_operation,),
     "TransactGetItems": (each_get_names_a_get,),
+    "DescribeExport": (partial(resource_found, "ExportArn", "Export", "table_exports"),),
+    "DescribeImport": (partial(resource_found, "ImportArn", "Import", "table_imports"),),
 }
 STREAMS_FAILURE = {"DescribeStream": (stream_exists,), "GetShardIterator": (stream_exists, shard_exists),
                    "GetRecords": (iterator_made,)}

@@ -2,6 +2,9 @@
 is DynamoDB's not-found error, and a timestamp that is none is a SerializationException, never a 500."""
 import pytest
 
+MISSING_EXPORT = "arn:aws:dynamodb:us-east-1:123456789012:table/p90-contract/export/01700000000000-0123abcd"
+MISSING_IMPORT = "arn:aws:dynamodb:us-east-1:123456789012:table/p90-contract/import/01700000000000-0123abcd"
+
 
 @pytest.fixture
 def table_arn(raw, table):
@@ -22,3 +25,15 @@ def test_an_export_without_an_s3_prefix_is_started_and_listed_with_or_without_it
         assert export["ExportArn"] in [summary["ExportArn"] for summary in listed["ExportSummaries"]]
     assert raw("DescribeExport", {"ExportArn": export["ExportArn"]})[1]["ExportDescription"]["ExportArn"] == \
         export["ExportArn"]
+
+
+@pytest.mark.parametrize("operation, member, arn, code, message", [
+    ("DescribeExport", "ExportArn", MISSING_EXPORT, "ExportNotFoundException", "The specified export was not found."),
+    ("DescribeImport", "ImportArn", MISSING_IMPORT, "ImportNotFoundException", "The specified import was not found."),
+    ("DescribeExport", "ExportArn", "x", "ValidationException",
+     "1 validation error detected: Value 'x' at 'exportArn' failed to satisfy constraint: "
+     "Member must have length greater than or equal to 37"),
+])
+def test_an_arn_of_no_export_or_import_is_not_found(raw, operation, member, arn, code, message):
+    assert raw(operation, {member: arn}) == (400, {"__type": f"com.amazonaws.dynamodb.v20120810#{code}",
+                                                   "message": message})
