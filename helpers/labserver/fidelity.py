@@ -87,6 +87,7 @@ NO_SUCH_EXPORT = "The specified export was not found."  # the API reference's wo
 NO_SUCH_IMPORT = "The specified import was not found."  # and for ImportNotFoundException
 ARN_TOO_SHORT = ("1 validation error detected: Value '{}' at '{}' failed to satisfy constraint: "
                  "Member must have length greater than or equal to 37")
+INVALID_TIMESTAMP = "Invalid timestamp"
 TOKEN_MISMATCH = ("DynamoDB rejected the request because you retried a request with a different payload but "
                   "with an idempotent token that was already used.")
 
@@ -237,7 +238,8 @@ def projection_syntax(expression):
 
 def failure(params, failed, streams_operation=None):
     """DynamoDB's answer for a request the engine failed on (DynamoDB Streams' for a streams operation): the answer of the operation's FAILURE rule that
-    recognises the request; a syntax error where moto could not parse an expression; UnknownOperationException for an operation moto does not implement; SerializationException for
+    recognises the request; a syntax error where moto could not parse an expression; SerializationException where its parser could not read
+    a timestamp (a string that is none); UnknownOperationException for an operation moto does not implement; SerializationException for
     a member of the wrong JSON type; else InternalServerError (from the lab, always a lab bug)."""
     message = str(failed)
     if streams_operation is not None:
@@ -249,6 +251,8 @@ def failure(params, failed, streams_operation=None):
             answer = None
         if answer is not None:
             return answer
+    if isinstance(failed, ValueError) and message.startswith(INVALID_TIMESTAMP):
+        return 400, {"__type": SERIALIZATION}  # no capture of real DynamoDB records its words for it: none given
     if isinstance(failed, ValueError) and message.startswith(UNPARSABLE_CONDITION):
         answer = condition_syntax(params, message[len(UNPARSABLE_CONDITION):])
         if answer is not None:

@@ -2,6 +2,7 @@
 is DynamoDB's not-found error, and a timestamp that is none is a SerializationException, never a 500."""
 import pytest
 
+SERIALIZATION = "com.amazon.coral.service#SerializationException"
 MISSING_EXPORT = "arn:aws:dynamodb:us-east-1:123456789012:table/p90-contract/export/01700000000000-0123abcd"
 MISSING_IMPORT = "arn:aws:dynamodb:us-east-1:123456789012:table/p90-contract/import/01700000000000-0123abcd"
 
@@ -37,3 +38,16 @@ def test_an_export_without_an_s3_prefix_is_started_and_listed_with_or_without_it
 def test_an_arn_of_no_export_or_import_is_not_found(raw, operation, member, arn, code, message):
     assert raw(operation, {member: arn}) == (400, {"__type": f"com.amazonaws.dynamodb.v20120810#{code}",
                                                    "message": message})
+
+
+@pytest.mark.parametrize("operation, request_body", [
+    ("ListBackups", {"TimeRangeLowerBound": "yesterday"}),
+    ("ListBackups", {"TimeRangeUpperBound": "x"}),
+    ("RestoreTableToPointInTime", {"SourceTableName": "p90-contract", "TargetTableName": "p90-contract-restored",
+                                   "RestoreDateTime": "x"}),
+    ("ExportTableToPointInTime", {"TableArn": "arn:aws:dynamodb:us-east-1:123456789012:table/p90-contract",
+                                  "S3Bucket": "p90-contract-bucket", "ExportTime": "x"}),
+])
+def test_a_timestamp_that_is_none_is_a_serialization_error(raw, operation, request_body):
+    status, answer = raw(operation, request_body)
+    assert (status, answer["__type"]) == (400, SERIALIZATION)

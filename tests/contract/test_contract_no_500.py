@@ -159,10 +159,7 @@ def known(operations, reason):
 
 
 KNOWN_500 = {  # still an InternalServerError; what fixing it needs is in the reason
-    "ExportTableToPointInTime": "an ExportTime that is not a timestamp fails in moto's parser",
     "BatchWriteItem": "RequestItems=[]: DynamoDB's message for a list as a map of lists is not recorded",
-    "RestoreTableToPointInTime": "a RestoreDateTime that is not a timestamp fails in moto's parser; message unrecorded",
-    "ListBackups": "a TimeRangeLowerBound that is not a timestamp fails in moto's parser; DynamoDB's message unrecorded",
 }
 
 
