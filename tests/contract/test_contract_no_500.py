@@ -158,9 +158,7 @@ def known(operations, reason):
             for name in operations]
 
 
-KNOWN_500 = {  # still an InternalServerError; what fixing it needs is in the reason
-    "BatchWriteItem": "RequestItems=[]: DynamoDB's message for a list as a map of lists is not recorded",
-}
+KNOWN_500 = {}  # operations still answered with an InternalServerError, each with what fixing it needs
 
 
 @pytest.mark.parametrize("operation", known(DYNAMODB.operation_names, KNOWN_500))

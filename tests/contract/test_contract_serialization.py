@@ -21,6 +21,12 @@ def test_a_map_of_lists_given_a_string_is_a_serialization_error(raw):
                                         "cast to class java.lang.Class")
 
 
+def test_a_map_of_lists_given_a_list_is_a_serialization_error_naming_the_map(raw):
+    assert raw("BatchWriteItem", {"RequestItems": []}) == (400, {
+        "__type": SERIALIZATION, "Message": "Unrecognized collection type java.util.Map<java.lang.String, "
+                                            "java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>>"})
+
+
 def test_an_operation_the_lab_does_not_implement_is_an_unknown_operation(raw):
     assert raw("CreateGlobalTable", {"GlobalTableName": "p99-global", "ReplicationGroup": []}) == (
         400, {"__type": "com.amazon.coral.service#UnknownOperationException"})
