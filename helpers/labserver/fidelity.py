@@ -66,6 +66,8 @@ STATEMENT_PIECE = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|[^'\"?]+")
 STATEMENT_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_]*|"
                              r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|\s+|.", re.S)
 NUMBER_LITERAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+LITERAL_WORDS = {"TRUE": {"BOOL": True}, "FALSE": {"BOOL": False}, "NULL": {"NULL": True}}
+LITERAL_WORD = re.compile(r"\b(?:true|false|null)\b", re.I)
 PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE", "SET", "VALUE", "SELECT", "FROM",
                               "REMOVE"})
 PROJECTION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9][0-9]*|[.,\[\]]")
@@ -642,10 +644,11 @@ def each_statement_inlined(member, params):
 
 
 def statement_inlined(statement):
-    """One statement (a dict with Statement and Parameters) with each ? replaced by its parameter and each number
-    literal by the same literal of an N value, else None (a statement with neither)."""
+    """One statement (a dict with Statement and Parameters) with each ? replaced by its parameter, each number
+    literal by the same literal of an N value and each true, false and null by a BOOL or NULL one (moto's parser
+    failed on null, and on any of them after SET's =), else None (a statement with none of them)."""
     text, parameters = statement["Statement"], statement.get("Parameters")
-    if not parameters and not any(character.isdigit() for character in text):
+    if not parameters and not any(character.isdigit() for character in text) and not LITERAL_WORD.search(text):
         return None
     values, pieces, previous = iter(parameters or ()), [], ("", "")
     for piece in STATEMENT_TOKEN.findall(text):
@@ -655,6 +658,8 @@ def statement_inlined(statement):
             if pieces and pieces[-1] in "+-" and not names_a_value(previous[0]):  # a sign of the number's own
                 piece = pieces.pop().replace("+", "") + piece
             piece = parameter_literal({"N": piece})
+        elif piece.upper() in LITERAL_WORDS and previous[1].upper() not in ("IS", "NOT", "."):
+            piece = parameter_literal(LITERAL_WORDS[piece.upper()])  # IS [NOT] NULL stays the parser's
         pieces.append(piece)
         if not piece.isspace():
             previous = (previous[1], piece)

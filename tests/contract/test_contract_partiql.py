@@ -202,3 +202,20 @@ def test_number_literals_are_numbers_in_update_select_delete_and_insert(unvalida
     assert inserted == {**item, "v": {"N": "100"}, "m": {"M": {"l": {"L": [{"N": "1"}, {"N": "-2.5"}]}}}}
     assert selected == [[{"v": {"N": "5"}}], [{"v": {"N": "5"}}], [], [{"v": {"N": "5"}}], [{"v": {"N": "5"}}]]
     assert "Item" not in left
+
+
+def test_true_false_and_null_literals_are_written_at_any_depth_and_matched(unvalidated_client, table, key):
+    item = typed_key(key, "literals")
+    pk, sk = item["PK"]["S"], item["SK"]["S"]
+    with tracing(False):
+        unvalidated_client.execute_statement(
+            Statement=f"INSERT INTO \"{table.name}\" VALUE {{'PK': '{pk}', 'SK': '{sk}', 'yes': true, 'no': FALSE, "
+                      f"'none': null, 'm': {{'x': true, 'l': [null, false, 1]}}}}")
+        stored = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)["Item"]
+        unvalidated_client.execute_statement(
+            Statement=f"UPDATE \"{table.name}\" SET yes = false, none = true WHERE PK = '{pk}' AND SK = '{sk}'")
+        selected = unvalidated_client.execute_statement(
+            Statement=f"SELECT yes, none FROM \"{table.name}\" WHERE PK = '{pk}' AND SK = '{sk}' AND yes = false")
+    assert stored == {**item, "yes": {"BOOL": True}, "no": {"BOOL": False}, "none": {"NULL": True},
+                      "m": {"M": {"x": {"BOOL": True}, "l": {"L": [{"NULL": True}, {"BOOL": False}, {"N": "1"}]}}}}
+    assert selected["Items"] == [{"yes": {"BOOL": False}, "none": {"BOOL": True}}]
