@@ -20,7 +20,8 @@ from functools import cache, partial
 
 from moto.core.responses import get_service_model
 from moto.dynamodb import responses as moto_responses
-from moto.dynamodb.exceptions import ConditionalCheckFailed, DynamodbException, TransactionCanceledException
+from moto.dynamodb.exceptions import (ConditionalCheckFailed, DynamodbException, MockValidationException,
+                                      TransactionCanceledException)
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.parsing import partiql as moto_partiql
@@ -68,6 +69,9 @@ STATEMENT_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za
 NUMBER_LITERAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 LITERAL_WORDS = {"TRUE": {"BOOL": True}, "FALSE": {"BOOL": False}, "NULL": {"NULL": True}}
 LITERAL_WORD = re.compile(r"\b(?:true|false|null)\b", re.I)
+ARITHMETIC = "lab:arithmetic"  # the kind of the typed value that carries an UPDATE's SET path = a + b to the engine
+NO_SUCH_OPERAND = "The provided expression refers to an attribute that does not exist in the item"
+OPERAND_TYPE = "An operand in the update expression has an incorrect data type"
 PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE", "SET", "VALUE", "SELECT", "FROM",
                               "REMOVE"})
 PROJECTION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9][0-9]*|[.,\[\]]")
@@ -663,9 +667,65 @@ def statement_inlined(statement):
         pieces.append(piece)
         if not piece.isspace():
             previous = (previous[1], piece)
+    if text.lstrip()[:6].upper() == "UPDATE":
+        pieces = sums_carried(pieces)
     if not parameters and pieces == STATEMENT_TOKEN.findall(text):
         return None
     return {**statement, "Parameters": [], "Statement": "".join(pieces)}
+
+
+def sums_carried(pieces):
+    """An UPDATE's pieces with each SET path = a + b (or a - b), a and b an attribute name or a value, written as
+    one parameter literal of an ARITHMETIC value, which arithmetic_applied works out against the item (moto's
+    parser reads only a literal after =)."""
+    words = [index for index, piece in enumerate(pieces) if not piece.isspace()]
+    for place in range(len(words) - 1, 2, -1):
+        if pieces[words[place - 1]] not in "+-" or pieces[words[place - 3]] != "=":
+            continue
+        if any(pieces[index].upper() == "WHERE" for index in words[:place]):
+            continue
+        ends = words[place + 1] if place + 1 < len(words) else None
+        if ends is not None and pieces[ends] != "," and pieces[ends].upper() not in ("WHERE", "SET", "REMOVE"):
+            continue
+        operands = [operand(pieces[words[place - 2]]), operand(pieces[words[place]])]
+        if None in operands:
+            continue
+        value = parameter_literal({ARITHMETIC: [operands[0], pieces[words[place - 1]], operands[1]]})
+        pieces = pieces[:words[place - 2]] + [value] + pieces[words[place] + 1:]
+    return pieces
+
+
+def operand(piece):
+    """An operand of SET arithmetic: {"path": name} for an attribute name, the typed value of a parameter literal,
+    or None for anything else (left to moto's parser)."""
+    if piece.startswith("'" + PARAMETER_MARK):
+        return json.loads(base64.b64decode(piece[1 + len(PARAMETER_MARK):-1]))
+    if piece[:1] == '"' and piece[-1:] == '"' and len(piece) > 1:
+        return {"path": piece[1:-1].replace('""', '"')}
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", piece) and piece.upper() not in PARTIQL_KEYWORDS:
+        return {"path": piece}
+    return None
+
+
+def arithmetic_applied(before, after):
+    """The item an UPDATE writes, each ARITHMETIC value worked out against the item as it was: both operands
+    numbers, as UpdateItem's SET a = b + c requires, else its ValidationException in its words (moto's UpdateItem
+    words both alike; no capture of PartiQL's own was found)."""
+    for name, value in list(after.items()):
+        if not (isinstance(value, dict) and ARITHMETIC in value):
+            continue
+        left, sign, right = value[ARITHMETIC]
+        values = []
+        for side in (left, right):
+            found = before.get(side["path"]) if "path" in side else side
+            if found is None:
+                raise MockValidationException(NO_SUCH_OPERAND)
+            if not (isinstance(found, dict) and list(found) == ["N"]):
+                raise MockValidationException(OPERAND_TYPE)
+            values.append(Decimal(found["N"]))
+        total = values[0] + values[1] if sign == "+" else values[0] - values[1]
+        after[name] = {"N": format(total.normalize(), "f") if total else "0"}  # 1.5 + 1.5 is 3, as DynamoDB writes it
+    return after
 
 
 def names_a_path(token):
@@ -837,6 +897,9 @@ def partiql_writes_refused(statement, source_data, parameters):
                 raise DuplicateItem()
     elif verb == "UPDATE" and not any(answer[1].values()):
         raise UpdateFoundNoItem()
+    elif verb == "UPDATE" and PARAMETER_MARK in statement:  # a SET sum arrives as a parameter literal
+        for changes in answer[1].values():
+            changes[:] = [(before, arithmetic_applied(before, after)) for before, after in changes]
     return answer
 
 

@@ -219,3 +219,31 @@ def test_true_false_and_null_literals_are_written_at_any_depth_and_matched(unval
     assert stored == {**item, "yes": {"BOOL": True}, "no": {"BOOL": False}, "none": {"NULL": True},
                       "m": {"M": {"x": {"BOOL": True}, "l": {"L": [{"NULL": True}, {"BOOL": False}, {"N": "1"}]}}}}
     assert selected["Items"] == [{"yes": {"BOOL": False}, "none": {"BOOL": True}}]
+
+
+def test_an_update_sets_a_sum_or_difference_of_numbers_worked_out_against_the_item(unvalidated_client, table, key):
+    item = typed_key(key, "sum")
+    where = f"WHERE PK = '{item['PK']['S']}' AND SK = 'META'"
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item={**item, "v": {"N": "1.5"}})
+        unvalidated_client.execute_statement(Statement=f'UPDATE "{table.name}" SET v = v + 1 {where}')
+        unvalidated_client.execute_statement(
+            Statement=f'UPDATE "{table.name}" SET w = v + v, x = ? - 0.5, "y" = v - ? {where}',
+            Parameters=[{"N": "2"}, {"N": "10"}])
+        stored = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)["Item"]
+    assert stored == {**item, "v": {"N": "2.5"}, "w": {"N": "5"}, "x": {"N": "1.5"}, "y": {"N": "-7.5"}}
+
+
+@pytest.mark.parametrize("expression, message", [
+    ("missing + 1", "The provided expression refers to an attribute that does not exist in the item"),
+    ("PK + 1", "An operand in the update expression has an incorrect data type"),
+])
+def test_an_update_sum_of_no_number_is_refused_as_update_item_refuses_it(unvalidated_client, table, key, expression,
+                                                                          message):
+    item = typed_key(key, "bad-sum")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item=item)
+        with pytest.raises(ClientError) as refused:
+            unvalidated_client.execute_statement(
+                Statement=f"UPDATE \"{table.name}\" SET v = {expression} WHERE PK = '{item['PK']['S']}' AND SK = 'META'")
+    assert refused.value.response["Error"] == {"Code": "ValidationException", "Message": message}
