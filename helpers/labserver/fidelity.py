@@ -652,7 +652,8 @@ def statement_inlined(statement):
     literal by the same literal of an N value and each true, false and null by a BOOL or NULL one (moto's parser
     failed on null, and on any of them after SET's =), else None (a statement with none of them)."""
     text, parameters = statement["Statement"], statement.get("Parameters")
-    if not parameters and not any(character.isdigit() for character in text) and not LITERAL_WORD.search(text):
+    updating = text.lstrip()[:6].upper() == "UPDATE"
+    if not (parameters or updating or any(character.isdigit() for character in text) or LITERAL_WORD.search(text)):
         return None
     values, pieces, previous = iter(parameters or ()), [], ("", "")
     for piece in STATEMENT_TOKEN.findall(text):
@@ -667,11 +668,26 @@ def statement_inlined(statement):
         pieces.append(piece)
         if not piece.isspace():
             previous = (previous[1], piece)
-    if text.lstrip()[:6].upper() == "UPDATE":
-        pieces = sums_carried(pieces)
+    if updating:
+        pieces = sums_carried(set_clauses_joined(pieces))
     if not parameters and pieces == STATEMENT_TOKEN.findall(text):
         return None
     return {**statement, "Parameters": [], "Statement": "".join(pieces)}
+
+
+def set_clauses_joined(pieces):
+    """An UPDATE's pieces with each SET clause after the first joined to it by a comma (SET a = 1 SET b = 2, the
+    form of the Developer Guide's PartiQL examples, as SET a = 1, b = 2: moto's parser failed on the second)."""
+    seen_set = False
+    for index, piece in enumerate(pieces):
+        word = piece.upper()
+        if word == "WHERE":
+            break
+        if word == "SET":
+            if seen_set:
+                pieces = pieces[:index] + [","] + pieces[index + 1:]
+            seen_set = True
+    return pieces
 
 
 def sums_carried(pieces):

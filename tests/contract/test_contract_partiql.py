@@ -247,3 +247,14 @@ def test_an_update_sum_of_no_number_is_refused_as_update_item_refuses_it(unvalid
             unvalidated_client.execute_statement(
                 Statement=f"UPDATE \"{table.name}\" SET v = {expression} WHERE PK = '{item['PK']['S']}' AND SK = 'META'")
     assert refused.value.response["Error"] == {"Code": "ValidationException", "Message": message}
+
+
+def test_an_update_of_several_set_clauses_applies_each(unvalidated_client, table, key):
+    item = typed_key(key, "set-clauses")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item={**item, "n": {"N": "1"}})
+        unvalidated_client.execute_statement(
+            Statement=f"UPDATE \"{table.name}\" SET n=n + 100 SET s = 'x' SET b = true "
+                      f"WHERE PK = '{item['PK']['S']}' AND SK = 'META'")
+        stored = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)["Item"]
+    assert stored == {**item, "n": {"N": "101"}, "s": {"S": "x"}, "b": {"BOOL": True}}
