@@ -72,6 +72,11 @@ LITERAL_WORD = re.compile(r"\b(?:true|false|null)\b", re.I)
 ARITHMETIC = "lab:arithmetic"  # the kind of the typed value that carries an UPDATE's SET path = a + b to the engine
 NO_SUCH_OPERAND = "The provided expression refers to an attribute that does not exist in the item"
 OPERAND_TYPE = "An operand in the update expression has an incorrect data type"
+RETURNING = re.compile(r"\s+RETURNING\s+(ALL|MODIFIED)\s+(OLD|NEW)\s+\*\s*;?\s*$", re.I)
+DELETE_RETURNING = ("Invalid returning clause: RETURNING {} {} *. Only RETURNING ALL OLD * is allowed in DELETE "
+                    "statements.")
+TRANSACTION_RETURNING = ("Validation failed in TransactStatements[{}]: RETURNING clause is not supported in "
+                         "ExecuteTransaction.")
 PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE", "SET", "VALUE", "SELECT", "FROM",
                               "REMOVE"})
 PROJECTION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9][0-9]*|[.,\[\]]")
@@ -903,9 +908,16 @@ class UpdateFoundNoItem(ConditionalCheckFailed):
 def partiql_writes_refused(statement, source_data, parameters):
     """moto's PartiQL statement, refused where DynamoDB refuses it: an INSERT of a key the table already holds
     (moto overwrote the item), an UPDATE that matches no item (moto changed nothing and answered 200). A DELETE
-    that matches nothing succeeds, as in DynamoDB."""
-    answer = plain_partiql_query(statement, source_data, parameters)
+    that matches nothing succeeds, as in DynamoDB. An UPDATE or DELETE ending in RETURNING answers the items it
+    names (returned_items); moto's parser failed on the clause."""
     verb = statement.split(None, 1)[0].upper() if statement.strip() else ""
+    returning = RETURNING.search(statement) if verb in ("UPDATE", "DELETE") else None
+    if returning is not None:
+        which, image = returning.group(1).upper(), returning.group(2).upper()
+        if verb == "DELETE" and (which, image) != ("ALL", "OLD"):
+            raise MockValidationException(DELETE_RETURNING.format(which, image))
+        statement = statement[:returning.start()]
+    answer = plain_partiql_query(statement, source_data, parameters)
     if verb == "INSERT":
         for table_name, changes in answer[1].items():
             table = find_table(table_name)
@@ -916,7 +928,41 @@ def partiql_writes_refused(statement, source_data, parameters):
     elif verb == "UPDATE" and PARAMETER_MARK in statement:  # a SET sum arrives as a parameter literal
         for changes in answer[1].values():
             changes[:] = [(before, arithmetic_applied(before, after)) for before, after in changes]
+    if returning is not None:
+        answer = (returned_items(answer[1], which, image), answer[1])
     return answer
+
+
+def returned_items(changes, which, image):
+    """The items RETURNING ALL|MODIFIED OLD|NEW * answers, from the (before, after) of each item written: the whole
+    item before or after the write, or only the attributes the write set or removed (as UPDATE's ReturnValues
+    UPDATED_OLD / UPDATED_NEW do)."""
+    items = []
+    for table_changes in changes.values():
+        for before, after in table_changes:
+            chosen = (before if image == "OLD" else after) or {}
+            if which == "MODIFIED":
+                other = (after if image == "OLD" else before) or {}
+                chosen = {name: value for name, value in chosen.items() if other.get(name) != value}
+            if chosen:
+                items.append(chosen)
+    return items
+
+
+def metadata_without_returning(statement):
+    """moto's get_query_metadata (BatchExecuteStatement reads each statement's table with it) of the statement
+    without its RETURNING clause, which its parser fails on."""
+    returning = RETURNING.search(statement)
+    return plain_query_metadata(statement if returning is None else statement[:returning.start()])
+
+
+def no_returning_in_transaction(params):
+    """ExecuteTransaction refuses a statement with a RETURNING clause, in DynamoDB's words as
+    nubo-db/dynamodb-conformance pins them from real DynamoDB (eu-west-2)."""
+    for place, statement in enumerate(params["TransactStatements"]):
+        if RETURNING.search(statement["Statement"]):
+            return error("ValidationException", TRANSACTION_RETURNING.format(place))
+    return None
 
 
 def holds_key(table, item):
@@ -976,6 +1022,8 @@ plain_list_exports = DynamoDBBackend.list_exports
 DynamoDBBackend.list_exports = exports_listed
 plain_partiql_query = moto_partiql.query
 moto_partiql.query = partiql_writes_refused  # DynamoDBBackend.execute_statement calls partiql.query at each statement
+plain_query_metadata = moto_partiql.get_query_metadata
+moto_partiql.get_query_metadata = metadata_without_returning
 DynamoDBBackend.execute_transaction = transaction_all_or_nothing
 plain_literal = partiql_serializer.serialize
 partiql_serializer.serialize = read_literal  # the instance every PartiQL parser module serializes literals with
@@ -1002,7 +1050,7 @@ BEFORE = {
     "UpdateTable": (index_updates_fit,),
     "ExecuteStatement": (statement_is_dml, enough_parameters),
     "BatchExecuteStatement": (enough_parameters,),
-    "ExecuteTransaction": (enough_parameters,),
+    "ExecuteTransaction": (enough_parameters, no_returning_in_transaction),
 }
 REWRITE = {"ExecuteStatement": parameters_inlined,
            "BatchExecuteStatement": partial(each_statement_inlined, "Statements"),

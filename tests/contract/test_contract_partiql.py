@@ -258,3 +258,49 @@ def test_an_update_of_several_set_clauses_applies_each(unvalidated_client, table
                       f"WHERE PK = '{item['PK']['S']}' AND SK = 'META'")
         stored = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)["Item"]
     assert stored == {**item, "n": {"N": "101"}, "s": {"S": "x"}, "b": {"BOOL": True}}
+
+
+@pytest.mark.parametrize("returning, answer", [
+    ("ALL OLD *", [{"n": {"N": "1"}, "s": {"S": "x"}}]),
+    ("ALL NEW *", [{"n": {"N": "2"}, "s": {"S": "x"}, "t": {"S": "y"}}]),
+    ("MODIFIED OLD *", [{"n": {"N": "1"}}]),
+    ("MODIFIED NEW *", [{"n": {"N": "2"}, "t": {"S": "y"}}]),
+])
+def test_an_update_returning_answers_the_item_before_or_after_whole_or_only_what_changed(
+        unvalidated_client, table, key, returning, answer):
+    item = typed_key(key, "returning")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item={**item, "n": {"N": "1"}, "s": {"S": "x"}})
+        items = unvalidated_client.execute_statement(
+            Statement=f"UPDATE \"{table.name}\" SET n = 2, t = 'y' WHERE PK = '{item['PK']['S']}' AND SK = 'META' "
+                      f"RETURNING {returning}")["Items"]
+    keys = item if returning.startswith("ALL") else {}
+    assert items == [{**keys, **attributes} for attributes in answer]
+
+
+def test_a_delete_returning_answers_the_old_item_and_refuses_any_other_image(unvalidated_client, table, key):
+    item = typed_key(key, "delete-returning")
+    where = f"WHERE PK = '{item['PK']['S']}' AND SK = 'META'"
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item={**item, "n": {"N": "1"}})
+        with pytest.raises(ClientError) as refused:
+            unvalidated_client.execute_statement(Statement=f'DELETE FROM "{table.name}" {where} RETURNING ALL NEW *')
+        deleted = unvalidated_client.execute_statement(
+            Statement=f'DELETE FROM "{table.name}" {where} RETURNING ALL OLD *')["Items"]
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "Invalid returning clause: RETURNING ALL NEW *. Only RETURNING ALL OLD * is allowed in DELETE "
+                   "statements."}
+    assert deleted == [{**item, "n": {"N": "1"}}]
+
+
+def test_a_transaction_statement_with_returning_is_refused(unvalidated_client, table, key):
+    item = typed_key(key, "transaction-returning")
+    statement = f"UPDATE \"{table.name}\" SET n = 1 WHERE PK = '{item['PK']['S']}' AND SK = 'META'"
+    with pytest.raises(ClientError) as refused:
+        unvalidated_client.execute_transaction(TransactStatements=[
+            {"Statement": statement}, {"Statement": statement + " RETURNING ALL NEW *"}])
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "Validation failed in TransactStatements[1]: RETURNING clause is not supported in "
+                   "ExecuteTransaction."}
