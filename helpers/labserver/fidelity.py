@@ -41,6 +41,8 @@ NULL_MEMBER = "Value null at '{}' failed to satisfy constraint: Member must not 
 JAVA_MODEL = "com.amazonaws.dynamodb.v20120810"
 UNDEFINED_NAME = ("Invalid {}: An expression attribute name used in the document path is not defined; "
                   "attribute name: {}")
+UNDEFINED_VALUE = "Invalid {}: An expression attribute value used in expression is not defined; attribute value: {}"
+VALUE_PLACEHOLDER = re.compile(r":[A-Za-z0-9_]+")
 PROJECTION_SYNTAX = 'Invalid ProjectionExpression: Syntax error; token: "{}", near: "{}"'
 KEY_MISMATCH = "The provided key element does not match the schema"
 EMPTY_KEY_VALUE = ("One or more parameter values are not valid. The AttributeValue for a key attribute cannot "
@@ -216,6 +218,20 @@ def names_defined(kinds, params):
             for placeholder in NAME_PLACEHOLDER.findall(detail.get(kind) or ""):
                 if placeholder not in names:
                     return error("ValidationException", UNDEFINED_NAME.format(kind, placeholder))
+    return None
+
+
+def values_defined(kinds, params):
+    """A :value that ExpressionAttributeValues lacks is a ValidationException, in real DynamoDB's words as
+    LowVoltage's exploration tests record them ("Invalid ConditionExpression: An expression attribute value used
+    in expression is not defined; attribute value: :foo"); moto fails with a KeyError on one in a
+    ConditionExpression or a FilterExpression. A FAILURE rule: it runs only once moto has failed."""
+    for detail in [params, *(next(iter(action.values())) for action in params.get("TransactItems", []))]:
+        values = detail.get("ExpressionAttributeValues") or {}
+        for kind in kinds:
+            for placeholder in VALUE_PLACEHOLDER.findall(detail.get(kind) or ""):
+                if placeholder not in values:
+                    return error("ValidationException", UNDEFINED_VALUE.format(kind, placeholder))
     return None
 
 
@@ -631,6 +647,7 @@ def filter_syntax_worded(params, status, payload):
 
 KEYS_FILTER_PROJECTION = partial(names_defined, ("KeyConditionExpression", "FilterExpression", "ProjectionExpression"))
 UPDATE_CONDITION = partial(names_defined, ("UpdateExpression", "ConditionExpression"))
+UPDATE_CONDITION_VALUES = partial(values_defined, ("UpdateExpression", "ConditionExpression"))
 WRITE_KEYS_MATCH_SCHEMA = partial(transaction_keys_match_schema, {"Update", "Delete", "ConditionCheck"})
 
 
@@ -1056,7 +1073,12 @@ REWRITE = {"ExecuteStatement": parameters_inlined,
            "BatchExecuteStatement": partial(each_statement_inlined, "Statements"),
            "ExecuteTransaction": partial(each_statement_inlined, "TransactStatements")}
 FAILURE = {  # rules that run only once moto has failed on a request, so they cost an ordinary request nothing
-    "TransactWriteItems": (each_write_names_an_operation,),
+    "TransactWriteItems": (each_write_names_an_operation, UPDATE_CONDITION_VALUES),
+    "PutItem": (UPDATE_CONDITION_VALUES,),
+    "UpdateItem": (UPDATE_CONDITION_VALUES,),
+    "DeleteItem": (UPDATE_CONDITION_VALUES,),
+    "Query": (partial(values_defined, ("KeyConditionExpression", "FilterExpression")),),
+    "Scan": (partial(values_defined, ("FilterExpression",)),),
     "TransactGetItems": (each_get_names_a_get,),
     "DescribeExport": (partial(resource_found, "ExportArn", "Export", "table_exports"),),
     "DescribeImport": (partial(resource_found, "ImportArn", "Import", "table_imports"),),

@@ -91,3 +91,28 @@ def test_all_old_on_condition_failure_returns_the_stored_item_in_the_error(table
     assert refused.value.response["Error"]["Code"] == CONDITION_FAILED
     assert refused.value.response["Item"] == {"PK": {"S": key("alice")["PK"]}, "SK": {"S": "META"},
                                               "credits": {"N": "3"}, "status": {"S": "active"}}
+
+
+@pytest.mark.parametrize("operation", ["put_item", "update_item", "delete_item", "transact", "query", "scan"])
+def test_a_value_placeholder_left_undefined_is_named_in_dynamodbs_words(table, key, unvalidated_client, operation):
+    item, client = key("alice"), unvalidated_client
+    low_key = {name: {"S": value} for name, value in item.items()}
+    requests = {
+        "put_item": lambda: table.put_item(Item=item, ConditionExpression="credits < :ten"),
+        "update_item": lambda: table.update_item(Key=item, UpdateExpression="SET credits = :one",
+                                                 ConditionExpression="credits < :ten",
+                                                 ExpressionAttributeValues={":one": 1}),
+        "delete_item": lambda: table.delete_item(Key=item, ConditionExpression="credits < :ten"),
+        "transact": lambda: client.transact_write_items(TransactItems=[{"ConditionCheck": {
+            "TableName": table.name, "Key": low_key, "ConditionExpression": "credits < :ten"}}]),
+        "query": lambda: table.query(KeyConditionExpression="PK = :pk", FilterExpression="credits < :ten",
+                                     ExpressionAttributeValues={":pk": item["PK"]}),
+        "scan": lambda: table.scan(FilterExpression="credits < :ten"),
+    }
+    kind = "FilterExpression" if operation in ("query", "scan") else "ConditionExpression"
+    with pytest.raises(ClientError) as refused:
+        requests[operation]()
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": f"Invalid {kind}: An expression attribute value used in expression is not defined; "
+                   f"attribute value: :ten"}
