@@ -50,6 +50,7 @@ EMPTY_KEY_VALUE = ("One or more parameter values are not valid. The AttributeVal
 INDEX_EXISTS = "Attempting to create an index which already exists"
 NO_SUCH_INDEX = "Requested resource not found: Index {} for table {}"
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
+NO_SUCH_TABLE = "Requested resource not found"
 TOO_FEW_PARAMETERS = "Number of parameters in request and statement don't match."
 DUPLICATE_ITEM = "Duplicate primary key exists in table"
 PARAMETER_MARK = "\x00lab parameter:"
@@ -973,6 +974,20 @@ def metadata_without_returning(statement):
     return plain_query_metadata(statement if returning is None else statement[:returning.start()])
 
 
+def statement_tables_exist(params):
+    """A statement naming a table the lab does not hold is a ResourceNotFoundException, as moto answers a SELECT
+    of one and as nubo-db/dynamodb-conformance records real DynamoDB answering ('Requested resource not found');
+    moto's UPDATE, DELETE and INSERT, and ExecuteTransaction's statements, failed on one with a KeyError. A
+    FAILURE rule: it runs only once moto has failed."""
+    statements = params.get("TransactStatements") or [params]
+    for statement in statements:
+        names = plain_query_metadata(statement["Statement"]).get_table_names()
+        for name in names:
+            if find_table(name) is None and find_table(name.rsplit(".", 1)[0]) is None:
+                return error("ResourceNotFoundException", NO_SUCH_TABLE)
+    return None
+
+
 def no_returning_in_transaction(params):
     """ExecuteTransaction refuses a statement with a RETURNING clause, in DynamoDB's words as
     nubo-db/dynamodb-conformance pins them from real DynamoDB (eu-west-2)."""
@@ -1080,6 +1095,8 @@ FAILURE = {  # rules that run only once moto has failed on a request, so they co
     "Query": (partial(values_defined, ("KeyConditionExpression", "FilterExpression")),),
     "Scan": (partial(values_defined, ("FilterExpression",)),),
     "TransactGetItems": (each_get_names_a_get,),
+    "ExecuteStatement": (statement_tables_exist,),
+    "ExecuteTransaction": (statement_tables_exist,),
     "DescribeExport": (partial(resource_found, "ExportArn", "Export", "table_exports"),),
     "DescribeImport": (partial(resource_found, "ImportArn", "Import", "table_imports"),),
 }

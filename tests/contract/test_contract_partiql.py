@@ -304,3 +304,17 @@ def test_a_transaction_statement_with_returning_is_refused(unvalidated_client, t
         "Code": "ValidationException",
         "Message": "Validation failed in TransactStatements[1]: RETURNING clause is not supported in "
                    "ExecuteTransaction."}
+
+
+@pytest.mark.parametrize("statement", [
+    "UPDATE \"p90-contract-missing\" SET n = 1 WHERE PK = 'a' AND SK = 'b'",
+    "DELETE FROM \"p90-contract-missing\" WHERE PK = 'a' AND SK = 'b'",
+    "INSERT INTO \"p90-contract-missing\" VALUE {'PK': 'a', 'SK': 'b'}",
+])
+def test_a_write_to_a_table_that_does_not_exist_is_resource_not_found(unvalidated_client, statement):
+    for send in (lambda: unvalidated_client.execute_statement(Statement=statement),
+                 lambda: unvalidated_client.execute_transaction(TransactStatements=[{"Statement": statement}])):
+        with pytest.raises(ClientError) as refused:
+            send()
+        assert refused.value.response["Error"]["Code"] == "ResourceNotFoundException"
+        assert refused.value.response["Error"]["Message"].startswith("Requested resource not found")
