@@ -318,3 +318,19 @@ def test_a_write_to_a_table_that_does_not_exist_is_resource_not_found(unvalidate
             send()
         assert refused.value.response["Error"]["Code"] == "ResourceNotFoundException"
         assert refused.value.response["Error"]["Message"].startswith("Requested resource not found")
+
+
+def test_string_and_number_set_literals_are_written_and_matched(unvalidated_client, table, key):
+    item = typed_key(key, "set-literals")
+    pk = item["PK"]["S"]
+    with tracing(False):
+        unvalidated_client.execute_statement(
+            Statement=f"INSERT INTO \"{table.name}\" VALUE {{'PK': '{pk}', 'SK': 'META', 'ss': <<'a', 'it''s'>>, "
+                      f"'ns': <<1, 2.5>>, 'm': {{'s': <<'x'>>}}}}")
+        stored = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)["Item"]
+        unvalidated_client.execute_statement(
+            Statement=f"UPDATE \"{table.name}\" SET ss = <<'q'>> WHERE PK = '{pk}' AND SK = 'META'")
+        selected = unvalidated_client.execute_statement(
+            Statement=f"SELECT ss FROM \"{table.name}\" WHERE PK = '{pk}' AND SK = 'META' AND ns = <<2.5, 1>>")
+    assert stored == {**item, "ss": {"SS": ["a", "it's"]}, "ns": {"NS": ["1", "2.5"]}, "m": {"M": {"s": {"SS": ["x"]}}}}
+    assert selected["Items"] == [{"ss": {"SS": ["q"]}}]
