@@ -50,6 +50,7 @@ EMPTY_KEY_VALUE = ("One or more parameter values are not valid. The AttributeVal
 INDEX_EXISTS = "Attempting to create an index which already exists"
 NO_SUCH_INDEX = "Requested resource not found: Index {} for table {}"
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
+EXISTS = re.compile(r"\s*EXISTS\s*\((.*)\)\s*;?\s*$", re.I | re.S)
 NO_SUCH_TABLE = "Requested resource not found"
 TOO_FEW_PARAMETERS = "Number of parameters in request and statement don't match."
 DUPLICATE_ITEM = "Duplicate primary key exists in table"
@@ -1042,13 +1043,20 @@ def holds_key(table, item):
 def transaction_all_or_nothing(backend, statements):
     """ExecuteTransaction applied whole or not at all: a statement DynamoDB refuses cancels the transaction, with
     each statement's reason in its place, and leaves every table as it was (moto applied statements one by one
-    and stopped at the first refusal, keeping the ones before it)."""
+    and stopped at the first refusal, keeping the ones before it). EXISTS(SELECT ...), the Developer Guide's
+    condition check of a PartiQL transaction, holds when its SELECT finds an item, else cancels the transaction
+    as a failed condition (moto's parser failed on it)."""
     saved = {name: copy.deepcopy(table) for name, table in backend.tables.items()}
     reasons, responses = [], []
     for statement in statements:
+        text, exists = statement["Statement"], EXISTS.match(statement["Statement"])
         try:
-            items = backend.execute_statement(statement=statement["Statement"],
+            items = backend.execute_statement(statement=exists.group(1) if exists else text,
                                               parameters=statement.get("Parameters", []))
+            if exists is not None:
+                if not items:
+                    raise ConditionalCheckFailed()
+                items = []  # a check answers no item
         except DuplicateItem as refused:
             reasons.append(("ValidationError", refused.message, None))
         except ConditionalCheckFailed as refused:

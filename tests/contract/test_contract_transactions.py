@@ -103,3 +103,23 @@ def test_a_get_action_without_its_get_is_refused_at_its_place(unvalidated_client
         "Code": "ValidationException",
         "Message": "1 validation error detected: Value null at 'transactItems.2.member.get' failed to satisfy "
                    "constraint: Member must not be null"}
+
+
+def test_a_partiql_transaction_exists_check_lets_it_run_or_cancels_it_whole(unvalidated_client, table, key):
+    item = {"PK": {"S": key("exists")["PK"]}, "SK": {"S": "META"}}
+    where = f"WHERE PK = '{item['PK']['S']}' AND SK = 'META'"
+    unvalidated_client.put_item(TableName=table.name, Item={**item, "n": {"N": "1"}})
+
+    def run(condition, value):
+        unvalidated_client.execute_transaction(TransactStatements=[
+            {"Statement": f'EXISTS(SELECT * FROM "{table.name}" {where} AND n = {condition})'},
+            {"Statement": f'UPDATE "{table.name}" SET n = {value} {where}'}])
+
+    run(1, 2)
+    with pytest.raises(ClientError) as refused:
+        run(1, 3)
+    stored = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)["Item"]
+    assert refused.value.response["Error"]["Code"] == "TransactionCanceledException"
+    assert [reason["Code"] for reason in refused.value.response["CancellationReasons"]] == [
+        "ConditionalCheckFailed", "None"]
+    assert stored == {**item, "n": {"N": "2"}}
