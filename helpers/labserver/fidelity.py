@@ -639,6 +639,15 @@ def only_updated_attributes(params, result):
     return result
 
 
+def undefined_values_worded(params, status, payload):
+    """A transaction action whose expression uses a :value, without ExpressionAttributeValues, is refused whole in
+    DynamoDB's words (values_defined); moto cancels it with a TypeError as the reason."""
+    if status != 400 or b'"TypeError"' not in payload:
+        return payload
+    answer = UPDATE_CONDITION_VALUES(params)
+    return payload if answer is None else json.dumps(answer[1]).encode()
+
+
 def filter_syntax_worded(params, status, payload):
     """moto words an unparsable FilterExpression 'Bad Filter Expression: ...'; DynamoDB names the token."""
     if status != 400 or BAD_FILTER.encode() not in payload:
@@ -1145,7 +1154,7 @@ STREAMS_FAILURE = {"DescribeStream": (stream_exists,), "GetShardIterator": (stre
                    "GetRecords": (iterator_made,)}
 RESULT = {"UpdateItem": (only_updated_attributes,)}
 AFTER = {
-    "TransactWriteItems": (remember_token,),
+    "TransactWriteItems": (remember_token, undefined_values_worded),
     "Query": (filter_syntax_worded,),
     "Scan": (filter_syntax_worded,),
 }

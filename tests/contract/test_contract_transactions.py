@@ -123,3 +123,15 @@ def test_a_partiql_transaction_exists_check_lets_it_run_or_cancels_it_whole(unva
     assert [reason["Code"] for reason in refused.value.response["CancellationReasons"]] == [
         "ConditionalCheckFailed", "None"]
     assert stored == {**item, "n": {"N": "2"}}
+
+
+def test_a_transaction_update_using_a_value_without_expression_attribute_values_is_refused_whole(
+        unvalidated_client, table, key):
+    item = {"PK": {"S": key("no-values")["PK"]}, "SK": {"S": "META"}}
+    with pytest.raises(ClientError) as refused:
+        unvalidated_client.transact_write_items(TransactItems=[{"Update": {
+            "TableName": table.name, "Key": item, "UpdateExpression": "SET n = :v"}}])
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "Invalid UpdateExpression: An expression attribute value used in expression is not defined; "
+                   "attribute value: :v"}
