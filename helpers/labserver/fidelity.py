@@ -51,6 +51,8 @@ INDEX_EXISTS = "Attempting to create an index which already exists"
 NO_SUCH_INDEX = "Requested resource not found: Index {} for table {}"
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
 EXISTS = re.compile(r"\s*EXISTS\s*\((.*)\)\s*;?\s*$", re.I | re.S)
+EMPTY_STATEMENT = ("1 validation error detected: Value '' at 'statement' failed to satisfy constraint: "
+                   "Member must have length greater than or equal to 1")
 NO_SUCH_TABLE = "Requested resource not found"
 TOO_FEW_PARAMETERS = "Number of parameters in request and statement don't match."
 DUPLICATE_ITEM = "Duplicate primary key exists in table"
@@ -1017,6 +1019,15 @@ def metadata_without_returning(statement):
     return plain_query_metadata(statement if returning is None else statement[:returning.start()])
 
 
+def statement_not_empty(params):
+    """An empty Statement is refused by the model's minimum length of 1, as DynamoDB's validation words a length
+    constraint (paritysuite/dynamodb-conformance's captures: "Value '' at 'tableName' failed to satisfy
+    constraint: Member must have length greater than or equal to 1"); moto's parser failed on it (TypeError)."""
+    if params["Statement"] == "":
+        return error("ValidationException", EMPTY_STATEMENT)
+    return None
+
+
 def statement_tables_exist(params):
     """A statement naming a table the lab does not hold is a ResourceNotFoundException, as moto answers a SELECT
     of one and as nubo-db/dynamodb-conformance records real DynamoDB answering ('Requested resource not found');
@@ -1145,7 +1156,7 @@ FAILURE = {  # rules that run only once moto has failed on a request, so they co
     "Query": (partial(values_defined, ("KeyConditionExpression", "FilterExpression")),),
     "Scan": (partial(values_defined, ("FilterExpression",)),),
     "TransactGetItems": (each_get_names_a_get,),
-    "ExecuteStatement": (statement_tables_exist,),
+    "ExecuteStatement": (statement_not_empty, statement_tables_exist),
     "ExecuteTransaction": (statement_tables_exist,),
     "DescribeExport": (partial(resource_found, "ExportArn", "Export", "table_exports"),),
     "DescribeImport": (partial(resource_found, "ImportArn", "Import", "table_imports"),),

@@ -334,3 +334,12 @@ def test_string_and_number_set_literals_are_written_and_matched(unvalidated_clie
             Statement=f"SELECT ss FROM \"{table.name}\" WHERE PK = '{pk}' AND SK = 'META' AND ns = <<2.5, 1>>")
     assert stored == {**item, "ss": {"SS": ["a", "it's"]}, "ns": {"NS": ["1", "2.5"]}, "m": {"M": {"s": {"SS": ["x"]}}}}
     assert selected["Items"] == [{"ss": {"SS": ["q"]}}]
+
+
+def test_an_empty_statement_is_refused_by_its_length_constraint(unvalidated_client):
+    with pytest.raises(ClientError) as refused:
+        unvalidated_client.execute_statement(Statement="")
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "1 validation error detected: Value '' at 'statement' failed to satisfy constraint: "
+                   "Member must have length greater than or equal to 1"}
