@@ -53,6 +53,8 @@ NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected da
 EXISTS = re.compile(r"\s*EXISTS\s*\((.*)\)\s*;?\s*$", re.I | re.S)
 EMPTY_STATEMENT = ("1 validation error detected: Value '' at 'statement' failed to satisfy constraint: "
                    "Member must have length greater than or equal to 1")
+STATEMENT_TABLE = re.compile(r'\s*(?:EXISTS\s*\(\s*)?(?:UPDATE|DELETE\s+FROM|INSERT\s+INTO|SELECT\s.*?\bFROM)\s+'
+                             r'("(?:[^"]|"")+"|[A-Za-z0-9_.-]+)', re.I | re.S)  # the table a statement names
 NO_SUCH_TABLE = "Requested resource not found"
 TOO_FEW_PARAMETERS = "Number of parameters in request and statement don't match."
 DUPLICATE_ITEM = "Duplicate primary key exists in table"
@@ -1035,10 +1037,12 @@ def statement_tables_exist(params):
     FAILURE rule: it runs only once moto has failed."""
     statements = params.get("TransactStatements") or [params]
     for statement in statements:
-        names = plain_query_metadata(statement["Statement"]).get_table_names()
-        for name in names:
-            if find_table(name) is None and find_table(name.rsplit(".", 1)[0]) is None:
-                return error("ResourceNotFoundException", NO_SUCH_TABLE)
+        named = STATEMENT_TABLE.match(statement["Statement"])
+        name = named and named.group(1)
+        if name and name[0] == '"':
+            name = name[1:-1].replace('""', '"')
+        if name and find_table(name) is None:
+            return error("ResourceNotFoundException", NO_SUCH_TABLE)
     return None
 
 
