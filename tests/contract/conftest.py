@@ -8,8 +8,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from helpers import BackendError, connect, fresh_table
-from helpers.backend import CLIENT_CONFIG, DUMMY_CREDENTIALS
+from helpers import BackendError, connect, fresh_table, tracing
+from helpers.backend import CLIENT_CONFIG, DUMMY_CREDENTIALS, LAB_TAG
 
 TABLE = "p90-contract"
 HEADER_CASES = {"lower": str.lower, "upper": str.upper,
@@ -22,6 +22,21 @@ def pytest_report_header(config):
         return connect(quiet=True).banner
     except BackendError as error:
         return f"Backend: unavailable: {error}"
+
+
+def streamed_table(client, name):
+    """Drop the table `name` if it exists and create it again, keyed by PK, with a NEW_AND_OLD_IMAGES stream."""
+    with tracing(False):
+        try:
+            client.delete_table(TableName=name)
+            client.get_waiter("table_not_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
+        except client.exceptions.ResourceNotFoundException:
+            pass
+        client.create_table(TableName=name, BillingMode="PAY_PER_REQUEST", Tags=[LAB_TAG],
+                            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+                            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+        client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,8 @@ import botocore.session
 import pytest
 
 from helpers import tracing
-from helpers.backend import LAB_TAG
+
+from .conftest import streamed_table
 
 TABLE = "p99-no-500"
 MISSING = "p99-no-500-missing"
@@ -75,17 +76,12 @@ def table(lab):
     """The table the minimal requests use, with a stream, created fresh for this module."""
     client = lab.client
     with tracing(False):
-        for name in (TABLE, MISSING):
-            try:
-                client.delete_table(TableName=name)
-                client.get_waiter("table_not_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
-            except client.exceptions.ResourceNotFoundException:
-                pass
-        client.create_table(TableName=TABLE, BillingMode="PAY_PER_REQUEST", Tags=[LAB_TAG],
-                            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-                            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-                            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
-        client.get_waiter("table_exists").wait(TableName=TABLE, WaiterConfig={"Delay": 1})
+        try:
+            client.delete_table(TableName=MISSING)
+            client.get_waiter("table_not_exists").wait(TableName=MISSING, WaiterConfig={"Delay": 1})
+        except client.exceptions.ResourceNotFoundException:
+            pass
+    streamed_table(client, TABLE)
     yield TABLE
     with tracing(False):
         try:

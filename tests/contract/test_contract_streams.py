@@ -5,7 +5,9 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from helpers import tracing
-from helpers.backend import CLIENT_CONFIG, DUMMY_CREDENTIALS, LAB_TAG
+from helpers.backend import CLIENT_CONFIG, DUMMY_CREDENTIALS
+
+from .conftest import streamed_table
 
 TABLE = "p90-contract-stream"
 
@@ -14,17 +16,7 @@ TABLE = "p90-contract-stream"
 def streamed(lab):
     """A fresh table with a NEW_AND_OLD_IMAGES stream, and a DynamoDB Streams client of the same backend."""
     client = lab.client
-    with tracing(False):
-        try:
-            client.delete_table(TableName=TABLE)
-            client.get_waiter("table_not_exists").wait(TableName=TABLE, WaiterConfig={"Delay": 1})
-        except client.exceptions.ResourceNotFoundException:
-            pass
-        client.create_table(TableName=TABLE, BillingMode="PAY_PER_REQUEST", Tags=[LAB_TAG],
-                            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-                            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-                            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
-        client.get_waiter("table_exists").wait(TableName=TABLE, WaiterConfig={"Delay": 1})
+    streamed_table(client, TABLE)
     session = boto3.session.Session(**(DUMMY_CREDENTIALS if lab.kind != "aws" else {}))
     streams = session.client("dynamodbstreams", endpoint_url=lab.endpoint if lab.kind != "aws" else None,
                              region_name=client.meta.region_name, config=CLIENT_CONFIG)
