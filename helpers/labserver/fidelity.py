@@ -163,11 +163,27 @@ def required_members(target, params):
     """A required member left out is a ValidationException naming each one; moto fails on the missing key."""
     if target not in operation_names():
         return None
-    missing = [name for name in required_names(target) if params.get(name) is None]
+    return members_missing([name for name in required_names(target) if params.get(name) is None])
+
+
+def members_missing(missing):
+    """The ValidationException naming each required member left out, or None when none is."""
     if not missing:
         return None
     count = f"{len(missing)} validation error{'s' if len(missing) > 1 else ''} detected: "
     return error("ValidationException", count + "; ".join(NULL_MEMBER.format(lower_camel(n)) for n in missing))
+
+
+def first_answer(rules, params):
+    """The answer of the first rule that has one for the request; a rule the request trips up has none."""
+    for rule in rules:
+        try:
+            answer = rule(params)
+        except Exception:  # a request malformed otherwise: the rules after this one, or moto, say what is wrong
+            answer = None
+        if answer is not None:
+            return answer
+    return None
 
 
 @cache
@@ -270,20 +286,20 @@ def projection_syntax(expression):
 
 
 def failure(params, failed, streams_operation=None):
-    """DynamoDB's answer for a request the engine failed on (DynamoDB Streams' for a streams operation): the answer of the operation's FAILURE rule that
-    recognises the request; a syntax error where moto could not parse an expression; SerializationException where its parser could not read
-    a timestamp (a string that is none); UnknownOperationException for an operation moto does not implement; SerializationException for
-    a member of the wrong JSON type; else InternalServerError (from the lab, always a lab bug)."""
+    """DynamoDB's answer for a request the engine failed on (DynamoDB Streams' for a streams operation).
+
+    In turn: the answer of the operation's FAILURE rule that recognises the request; SerializationException
+    where moto's parser could not read a timestamp (a string that is none); a syntax error where moto could
+    not parse an expression; SerializationException for a member of the wrong JSON type;
+    UnknownOperationException for an operation moto does not implement; else InternalServerError (from the
+    lab, always a lab bug).
+    """
     message = str(failed)
     if streams_operation is not None:
         return streams_failure(streams_operation, params, failed)
-    for rule in FAILURE.get(operation_in_progress, ()):
-        try:
-            answer = rule(params)
-        except Exception:  # a request malformed otherwise: the rules below say what is wrong
-            answer = None
-        if answer is not None:
-            return answer
+    answer = first_answer(FAILURE.get(operation_in_progress, ()), params)
+    if answer is not None:
+        return answer
     if isinstance(failed, ValueError) and message.startswith(INVALID_TIMESTAMP):
         return 400, {"__type": SERIALIZATION}  # no capture of real DynamoDB records its words for it: none given
     if isinstance(failed, ValueError) and message.startswith(UNPARSABLE_CONDITION):
@@ -305,19 +321,13 @@ def streams_failure(operation, params, failed):
     DynamoDB's validation words it; the answer of the operation's STREAMS_FAILURE rule; else InternalServerError."""
     model = get_service_model("dynamodbstreams")
     if operation in model.operation_names:
-        missing = [name for name in model.operation_model(operation).input_shape.required_members
-                   if params.get(name) is None]
-        if missing:
-            count = f"{len(missing)} validation error{'s' if len(missing) > 1 else ''} detected: "
-            return error("ValidationException",
-                         count + "; ".join(NULL_MEMBER.format(lower_camel(n)) for n in missing))
-    for rule in STREAMS_FAILURE.get(operation, ()):
-        try:
-            answer = rule(params)
-        except Exception:  # a request malformed otherwise
-            answer = None
+        answer = members_missing([name for name in model.operation_model(operation).input_shape.required_members
+                                  if params.get(name) is None])
         if answer is not None:
             return answer
+    answer = first_answer(STREAMS_FAILURE.get(operation, ()), params)
+    if answer is not None:
+        return answer
     return error("InternalServerError", f"{type(failed).__name__}: {failed}", 500)
 
 
