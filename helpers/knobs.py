@@ -1,7 +1,11 @@
 """Teaching knobs of the lab server, from a notebook: `set_knobs(lab, gsi_lag=0.5)` or `with knobs(lab, ...):`.
 
 latency=0.05           every request waits 50 ms first (a number, or a [low, high] range for a random wait)
+stale_reads=0.5        each item's two follower copies take each write 0.5 s late (or a [low, high] range per
+                       write), and an eventually consistent read (the default) is answered by a random copy
 gsi_lag=0.5            Query/Scan on a GSI sees base-table writes 0.5 s late (or a [low, high] range per write)
+transaction_window=0.2 a TransactWriteItems stays ongoing 0.2 s, its items becoming visible across the window:
+                       meanwhile a write to one of them gets TransactionConflictException
 lose_response="PutItem" the next PutItem is applied, then its response is lost, so the SDK retries it
                         (lose_count=N: the next N; lose_matching="text": only requests whose body contains it)
 transaction_conflict=1  the next TransactWriteItems is cancelled with reason TransactionConflict and nothing is
@@ -53,7 +57,8 @@ def knobs(lab, quiet=False, **values):
     try:
         yield knob_values
     finally:
-        restore = {name: before[name] for name in ("latency", "gsi_lag", "lose_response", "transaction_conflict")}
+        restore = {name: before[name] for name in ("latency", "stale_reads", "gsi_lag", "transaction_window",
+                                                   "lose_response", "transaction_conflict")}
         if before["lose_response"]:
             restore.update(lose_count=before["lose_count"], lose_matching=before["lose_matching"])
         if before["transaction_conflict"]:

@@ -44,7 +44,8 @@ def add_one(table):
 def test_a_fresh_server_has_every_knob_off(standalone_server):
     with urllib.request.urlopen(standalone_server + "/lab/knobs", timeout=5) as answer:
         reply = json.load(answer)
-    assert reply == {"knobs": {"latency": None, "gsi_lag": None, "lose_response": None, "lose_count": 0,
+    assert reply == {"knobs": {"latency": None, "stale_reads": None, "gsi_lag": None, "transaction_window": None,
+                               "lose_response": None, "lose_count": 0,
                                "lose_matching": None, "responses_lost": 0,
                                "transaction_conflict": 0, "conflict_matching": None, "conflicts_made": 0},
                      "description": ""}
@@ -154,7 +155,7 @@ def test_the_context_manager_puts_the_knobs_back_even_when_the_block_fails(lab):
     ({"lose_response": "Charge"}, "lose_response must name a DynamoDB operation, one of PutItem"),
     ({"lose_response": "PutItem", "lose_count": 0}, "lose_count must be a whole number from 1 to 100"),
     ({"lose_count": 2}, "lose_count and lose_matching need lose_response"),
-    ({"gsi_lagg": 1}, "Unknown knob 'gsi_lagg'; the knobs are latency, gsi_lag, lose_response"),
+    ({"gsi_lagg": 1}, "Unknown knob 'gsi_lagg'; the knobs are latency, stale_reads, gsi_lag, transaction_window, lose_response"),
 ])
 def test_a_bad_setting_is_refused_with_what_is_allowed_and_changes_nothing(lab, values, message):
     set_knobs(lab, quiet=True, latency=0.01)

@@ -1,8 +1,11 @@
 """Teaching knobs: faults real DynamoDB has and a local server hides, each off until a notebook turns it on.
 
 - latency: every request waits before it is applied (outside the engine lock, so requests still interleave).
-- gsi_lag: Query/Scan on a global secondary index sees base-table writes only after a delay, as DynamoDB's
-  asynchronous index updates can; base-table reads stay strongly consistent.
+- stale_reads: each item's two follower copies take each write that many seconds late, and an eventually
+  consistent read (DynamoDB's default) is answered by a random copy: the leader or a follower (consistency.py).
+- gsi_lag: each global secondary index's copy takes each write that many seconds late.
+- transaction_window: a TransactWriteItems stays ongoing that long, its items becoming visible across the window,
+  so concurrent requests on its items meet TransactionConflictException or a TransactionConflict cancellation.
 - lose_response: a matching request is applied, then its connection is dropped before the response, so the
   SDK retries it exactly as it would after a network failure in production.
 - transaction_conflict: the next N TransactWriteItems (those whose body holds conflict_matching, if given) are
@@ -11,25 +14,24 @@
   and nothing applied. SDKs do not retry a cancelled transaction, so the caller's own retry branch runs.
 
 State is changed only under the engine lock (Engine.handle, Engine.knob_request); the fast path of
-Engine.handle reads `on` and `latency` without it, so switching a knob takes effect from the next request.
+Engine.handle reads `on` and the model's `active` without it, so switching a knob takes effect from the next request.
 """
-import copy
 import json
 import random
 import time
-from collections import defaultdict
 
 from moto.dynamodb.exceptions import TransactionCanceledException
 from moto.dynamodb.models import dynamodb_backends
-from moto.dynamodb.models.dynamo_type import DynamoType
 
 MAX_SECONDS = 10
 MAX_LOST = 100
 CONFLICT = ("TransactionConflict", "Transaction is ongoing for the item", None)
 OPERATIONS = ("PutItem", "UpdateItem", "DeleteItem", "GetItem", "Query", "Scan", "BatchWriteItem",
               "BatchGetItem", "TransactWriteItems", "TransactGetItems")
-NAMES = ("latency", "gsi_lag", "lose_response", "lose_count", "lose_matching", "transaction_conflict",
+LAGS = ("stale_reads", "gsi_lag", "transaction_window")
+NAMES = ("latency", *LAGS, "lose_response", "lose_count", "lose_matching", "transaction_conflict",
          "conflict_matching")
+KNOBS_OFF = {"latency": None, **{name: None for name in LAGS}, "lose_response": None, "transaction_conflict": None}
 
 
 class KnobError(ValueError):
@@ -66,23 +68,22 @@ def seconds_text(span):
 
 
 class Knobs:
-    """The knobs of one Engine, and the index history that gsi_lag needs."""
+    """The knobs of one Engine; the lags (stale_reads, gsi_lag, transaction_window) are the consistency model's."""
 
-    def __init__(self):
+    def __init__(self, model):
+        self.model = model
         self.on = False
         self.latency = None
-        self.gsi_lag = None
         self.lose = None
         self.conflict = None
         self.responses_lost = 0
         self.conflicts_made = 0
-        self.pending = {}
 
     def state(self):
         """The knobs as JSON, plus how many responses have been lost so far."""
         lose = self.lose or {}
         return {"latency": list(self.latency) if self.latency else None,
-                "gsi_lag": list(self.gsi_lag) if self.gsi_lag else None,
+                **{name: list(getattr(self.model, name)) if getattr(self.model, name) else None for name in LAGS},
                 "lose_response": lose.get("operation"), "lose_count": lose.get("count", 0),
                 "lose_matching": lose.get("matching"), "responses_lost": self.responses_lost,
                 "transaction_conflict": (self.conflict or {}).get("count", 0),
@@ -93,8 +94,9 @@ class Knobs:
         parts = []
         if self.latency:
             parts.append(f"latency {seconds_text(self.latency)}")
-        if self.gsi_lag:
-            parts.append(f"gsi_lag {seconds_text(self.gsi_lag)}")
+        for name in LAGS:
+            if getattr(self.model, name):
+                parts.append(f"{name} {seconds_text(getattr(self.model, name))}")
         if self.lose:
             matching = f" matching {self.lose['matching']!r}" if self.lose["matching"] else ""
             parts.append(f"lose_response next {self.lose['count']} {self.lose['operation']}{matching}")
@@ -107,17 +109,20 @@ class Knobs:
         """Set the named knobs (others keep their value); refuse the whole update if any value is bad."""
         unknown = sorted(set(values) - set(NAMES))
         if unknown:
-            raise KnobError(f"Unknown knob {unknown[0]!r}; the knobs are latency, gsi_lag, lose_response "
-                            "(with lose_count and lose_matching) and transaction_conflict (with conflict_matching).")
+            raise KnobError(f"Unknown knob {unknown[0]!r}; the knobs are latency, stale_reads, gsi_lag, "
+                            "transaction_window, lose_response (with lose_count and lose_matching) and "
+                            "transaction_conflict (with conflict_matching).")
         latency = seconds_range("latency", values["latency"]) if "latency" in values else self.latency
-        gsi_lag = seconds_range("gsi_lag", values["gsi_lag"]) if "gsi_lag" in values else self.gsi_lag
+        lags = {name: seconds_range(name, values[name]) if name in values else getattr(self.model, name)
+                for name in LAGS}
         lose = self.losing(values) if set(values) & {"lose_response", "lose_count", "lose_matching"} else self.lose
         conflict = (conflicting(values, self.conflict) if set(values) & {"transaction_conflict", "conflict_matching"}
                     else self.conflict)
-        self.latency, self.gsi_lag, self.lose, self.conflict = latency, gsi_lag, lose, conflict
-        if not gsi_lag:
-            self.pending.clear()
-        self.on = bool(latency or gsi_lag or lose or conflict)
+        self.latency, self.lose, self.conflict = latency, lose, conflict
+        for name, lag in lags.items():
+            setattr(self.model, name, lag)
+        self.model.catch_up()
+        self.on = bool(latency or lose or conflict)
 
     def losing(self, values):
         """The lose_response setting from lose_response, lose_count (default 1) and lose_matching."""
@@ -146,7 +151,7 @@ class Knobs:
         conflict["count"] -= 1
         if not conflict["count"]:
             self.conflict = None
-            self.on = bool(self.latency or self.gsi_lag or self.lose)
+            self.on = bool(self.latency or self.lose)
         self.conflicts_made += 1
         matching = conflict["matching"]
         reasons = [CONFLICT if not matching or matching in json.dumps(action) else (None, None, None)
@@ -158,62 +163,6 @@ class Knobs:
         if self.latency:
             time.sleep(random.uniform(*self.latency))
 
-    def around(self, target, params, body, apply):
-        """Run apply() with the lagged index view and write history in place; None when the response is lost."""
-        if target in ("DeleteTable", "CreateTable"):
-            self.pending.pop(params.get("TableName"), None)
-        before = self.old_images(target, params) if self.gsi_lag else ()
-        table = self.lagged_table(target, params) if self.gsi_lag else None
-        if table is None:
-            answer = apply()
-        else:
-            current = table.items
-            table.items = as_of(table, self.pending[table.name])
-            try:
-                answer = apply()
-            finally:
-                table.items = current
-        if before and answer[0] == 200:
-            self.remember(before)
-        return None if self.loses(target, body) else answer
-
-    def old_images(self, target, params):
-        """[(table name, key, item before this write)] for every item a write may change in an indexed table."""
-        images = []
-        for name, attributes in written_keys(target, params):
-            table = find_table(name)
-            key = key_of(table, attributes) if table is not None and table.global_indexes else None
-            if key is not None:
-                images.append((name, key, copy.deepcopy(table.get_item(*key))))
-        return images
-
-    def remember(self, images):
-        """Record applied writes: index reads keep seeing the old image until each write's lag has passed."""
-        now = time.monotonic()
-        for name, key, old in images:
-            history = self.pending.setdefault(name, {}).setdefault(key, [])
-            history[:] = [entry for entry in history if entry[0] > now]
-            visible_at = now + random.uniform(*self.gsi_lag)
-            history.append((max(visible_at, history[-1][0]) if history else visible_at, old))
-
-    def lagged_table(self, target, params):
-        """The moto table whose GSI this request reads while some of its writes are still in flight, or None."""
-        if target not in ("Query", "Scan") or "IndexName" not in params:
-            return None
-        name = params.get("TableName")
-        history = self.pending.get(name)
-        if not history:
-            return None
-        now = time.monotonic()
-        for key in list(history):
-            history[key] = [entry for entry in history[key] if entry[0] > now]
-            if not history[key]:
-                del history[key]
-        table = find_table(name)
-        if not history or table is None or params["IndexName"] not in {i.name for i in table.global_indexes}:
-            return None
-        return table
-
     def loses(self, target, body):
         """True when this request's response is to be dropped (and count it)."""
         lose = self.lose
@@ -222,7 +171,7 @@ class Knobs:
         lose["count"] -= 1
         if not lose["count"]:
             self.lose = None
-            self.on = bool(self.latency or self.gsi_lag)
+            self.on = bool(self.latency or self.conflict)
         self.responses_lost += 1
         return True
 
@@ -240,51 +189,6 @@ def conflicting(values, current):
     if matching is not None and (not isinstance(matching, str) or not matching):
         raise KnobError(f"conflict_matching must be a non-empty piece of the request's JSON body; got {matching!r}")
     return {"count": count, "matching": matching}
-
-
-def as_of(table, history):
-    """A copy of table.items in which each key still in flight holds the image before its oldest pending write."""
-    view = defaultdict(dict, table.items)
-    for (hash_key, range_key), entries in history.items():
-        old = entries[0][1]
-        if table.has_range_key:
-            items = dict(view.get(hash_key, {}))
-            if old is None:
-                items.pop(range_key, None)
-            else:
-                items[range_key] = old
-            view[hash_key] = items
-        elif old is None:
-            view.pop(hash_key, None)
-        else:
-            view[hash_key] = old
-    return view
-
-
-def written_keys(target, params):
-    """(table name, attributes holding the key) of every item a write request names."""
-    if target == "PutItem":
-        return [(params.get("TableName"), params.get("Item", {}))]
-    if target in ("UpdateItem", "DeleteItem"):
-        return [(params.get("TableName"), params.get("Key", {}))]
-    if target == "BatchWriteItem":
-        return [(name, request.get("PutRequest", {}).get("Item") or request.get("DeleteRequest", {}).get("Key", {}))
-                for name, requests in params.get("RequestItems", {}).items() for request in requests]
-    if target == "TransactWriteItems":
-        return [(detail.get("TableName"), detail.get("Item") or detail.get("Key", {}))
-                for action in params.get("TransactItems", []) for kind, detail in action.items()
-                if kind in ("Put", "Update", "Delete")]
-    return []
-
-
-def key_of(table, attributes):
-    """(hash, range) as moto keys its items, or None when the attributes lack part of the key."""
-    try:
-        hash_key = DynamoType(attributes[table.hash_key_attr])
-        range_key = DynamoType(attributes[table.range_key_attr]) if table.has_range_key else None
-    except (KeyError, TypeError, AttributeError, IndexError):
-        return None
-    return hash_key, range_key
 
 
 def find_table(name):

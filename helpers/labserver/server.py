@@ -8,6 +8,7 @@ looked up case-insensitively, as HTTP defines them, whatever case a client sends
 import json
 import os
 import threading
+import time
 import zlib
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,12 +22,15 @@ from moto.core.request import Request  # noqa: E402  (moto reads the variable ab
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler  # noqa: E402
 
 from . import fidelity  # noqa: E402
+from .consistency import CHOICE_HEADER, ChoiceError, Model  # noqa: E402
 from .handler import FastDynamoHandler  # noqa: E402
-from .knobs import Knobs, KnobError, knob_values  # noqa: E402
+from .knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
 
 JSON_TYPE = "application/x-amz-json-1.0"
 LAB_PREFIX = "/lab/"
 KNOBS_PATH = "/lab/knobs"
+CONSISTENCY_PATH = "/lab/consistency"
+CHOICES_HEADER = "X-Lab-Choices"
 STREAMS_SERVICE = "DynamoDBStreams_20120810"
 MAX_LINE = 65536
 MAX_HEADERS = 100
@@ -39,7 +43,8 @@ class Engine:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.knobs = Knobs()
+        self.model = Model()
+        self.knobs = Knobs(self.model)
 
     def handle(self, url, headers, body):
         """Apply one request alone; return (status, headers, body bytes), or None when its response is lost.
@@ -54,16 +59,58 @@ class Engine:
         params = request_object(body)
         if params is None:
             return answer(HTTPStatus.BAD_REQUEST, {"__type": SERIALIZATION_ERROR})
-        knobs = self.knobs
-        if not knobs.on:
+        knobs, model = self.knobs, self.model
+        if not knobs.on and not model.active:
             with self.lock:
                 return self.apply(url, headers, body, target, params)
+        if headers.get(CHOICES_HEADER):
+            return self.choices(url, headers, body, target, params)
         knobs.wait()
         with self.lock:
             cancelled = knobs.cancelled(target, params, body)
             if cancelled is not None:
                 return answer(*cancelled)
-            return knobs.around(target, params, body, lambda: self.apply(url, headers, body, target, params))
+            try:
+                reply, until = model.handle(target, params, headers,
+                                            lambda: self.apply(url, headers, body, target, params))
+            except ChoiceError as error:
+                return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
+            if knobs.loses(target, body):
+                reply = None
+        if until is not None:
+            time.sleep(max(until - time.monotonic(), 0))
+        return reply
+
+    def choices(self, url, headers, body, target, params):
+        """The answers an explored read may get now (consistency.Model.choices), as a JSON list."""
+        plain = RequestHeaders([(name, value) for name, value in headers.items()
+                                if name.lower() not in (CHOICES_HEADER.lower(), CHOICE_HEADER.lower())])
+        with self.lock:
+            try:
+                found = self.model.choices(target, params, lambda: self.apply(url, plain, body, target, params))
+            except ChoiceError as error:
+                return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
+        return answer(HTTPStatus.OK, {"choices": found})
+
+    def consistency_request(self, method, body):
+        """GET, or POST {"mode": "explore"|"sampled"}, {"settle": true} or {"reveal": [transaction, item]} on
+        /lab/consistency: (status, JSON answer)."""
+        with self.lock:
+            model = self.model
+            if method == "POST":
+                try:
+                    request = knob_values(body)
+                    if request.get("mode") in ("explore", "sampled"):
+                        model.mode = request["mode"]
+                        model.settle()
+                    if request.get("settle"):
+                        model.settle()
+                    if "reveal" in request:
+                        return HTTPStatus.OK, model.reveal(*request["reveal"])
+                except (KnobError, ChoiceError, TypeError) as error:
+                    return HTTPStatus.BAD_REQUEST, {"message": str(error)}
+            return HTTPStatus.OK, {"mode": model.mode, "ongoing_transactions": sorted(model.transactions),
+                                   "items_trailing": len(model.histories)}
 
     def knob_request(self, method, body):
         """GET, POST (set some knobs) or DELETE (all off) on /lab/knobs: (status, JSON answer)."""
@@ -74,7 +121,7 @@ class Engine:
                 except KnobError as error:
                     return HTTPStatus.BAD_REQUEST, {"message": str(error), "knobs": self.knobs.state()}
             elif method == "DELETE":
-                self.knobs.update({"latency": None, "gsi_lag": None, "lose_response": None, "transaction_conflict": None})
+                self.knobs.update(KNOBS_OFF)
             return HTTPStatus.OK, {"knobs": self.knobs.state(), "description": self.knobs.describe()}
 
     def apply(self, url, headers, body, target, params):
@@ -233,10 +280,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer_lab(self, body):
         """The lab's own endpoints, as JSON."""
-        if self.path != KNOBS_PATH:
-            status, answer = HTTPStatus.NOT_FOUND, {"message": f"No {self.path} here; the lab's path is {KNOBS_PATH}"}
-        else:
+        if self.path == KNOBS_PATH:
             status, answer = self.engine.knob_request(self.command, body)
+        elif self.path == CONSISTENCY_PATH:
+            status, answer = self.engine.consistency_request(self.command, body)
+        else:
+            status, answer = HTTPStatus.NOT_FOUND, {
+                "message": f"No {self.path} here; the lab's paths are {KNOBS_PATH} and {CONSISTENCY_PATH}"}
         self.write(status, {"Content-Type": "application/json"}, json.dumps(answer).encode())
 
     def write(self, status, headers, payload):

@@ -1,0 +1,485 @@
+"""DynamoDB's consistency as the Developer Guide documents it: copies that trail, transactions in phases, lagging
+indexes. Without it the lab server would be stronger than DynamoDB: every read would see the latest write.
+
+What it implements, and the sentences it implements:
+
+- Copies. "Eventually consistent is the default read consistent model for all read operations. When issuing
+  eventually consistent reads to a DynamoDB table or an index, the responses may not reflect the results of a
+  recently completed write operation." With ConsistentRead "DynamoDB returns a response with the most up-to-date
+  data, reflecting the updates from all prior write operations that were successful." "The read will never
+  present a view to the item from a write which did not ultimately succeed." (Developer Guide, "DynamoDB read
+  consistency".) DynamoDB keeps three copies of each partition in three Availability Zones. Here each item has a
+  leader and two followers. Every successful write goes to the leader; each follower holds a prefix of the item's
+  successful writes and only moves forward. A strongly consistent read, every condition and ReturnValues use the
+  leader; an eventually consistent read is answered by any of the three copies. A refused or cancelled write is in
+  no copy.
+- What is not modelled: the write quorum. DynamoDB answers a write once two of the three copies hold it, so at
+  most one copy can trail it; here both followers may. Each item's copies also move on their own, as items on
+  different partitions are answered by different replicas, so one multi-item read may mix copies. The lab can
+  therefore show a little more staleness than three real copies could, never less.
+- Transactions (Developer Guide, "Amazon DynamoDB Transactions: How it works"). A TransactWriteItems checks every
+  condition against the leaders, then its items become visible one at a time, in any order; until the last one
+  is, it is ongoing. Meanwhile "a PutItem, UpdateItem, or DeleteItem request for an item conflicts with an ongoing
+  TransactWriteItems request that includes the same item" (TransactionConflictException; a BatchWriteItem naming
+  one of its items is refused the same way); another TransactWriteItems naming one of its items is cancelled with
+  reason TransactionConflict on that action; a TransactGetItems naming one of them is cancelled; a GetItem reads
+  the item's last visible version. BatchGetItem, Query and Scan are read-committed: "If a transactional write
+  updates an item in the middle of a BatchGetItem, Query, or Scan operation, the subsequent part of the read
+  operation returns the newly committed value", so each item is read as it is at that moment.
+- Indexes. "All reads from GSIs and streams are eventually consistent." Each global secondary index has a copy
+  of its own that trails the table the same way; an index read shows, for each item, a version no older than the
+  one that index last showed.
+
+Two drivers move the copies:
+- sampled (knobs stale_reads, gsi_lag, transaction_window): a copy takes each write after a random delay, an
+  eventually consistent read goes to a random copy, a transaction's items become visible across its window;
+- explored ("explore" mode, for helpers/explore.py): copies move only when a read is answered with a version
+  the explorer chose among those the model allows (`choices`), and an ongoing transaction's items become
+  visible only when it says so (`reveal`).
+A copy's position is the newest version whose ready time for it has come: a sampled write sets ready times in
+the future, an explored one sets them to never, and a choice or a reveal sets one to always.
+"""
+import copy
+import itertools
+import json
+import random
+import time
+import zlib
+from collections import defaultdict
+
+from moto.dynamodb.exceptions import TransactionCanceledException
+from moto.dynamodb.models.dynamo_type import DynamoType
+
+from .knobs import find_table
+
+LEADER = "leader"
+FOLLOWERS = ("follower 1", "follower 2")
+ALWAYS, NEVER = float("-inf"), float("inf")
+WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem")
+READS = ("GetItem", "BatchGetItem", "Query", "Scan")
+MAX_CHOICES = 256
+CHOICE_HEADER = "X-Lab-Read-Choice"
+STEP_HEADER = "X-Lab-Step"
+HOLD_HEADER = "X-Lab-Hold-Transaction"
+TRANSACTION_HEADER = "x-lab-transaction"
+CONFLICT_MESSAGE = "Transaction is ongoing for the item"
+CONFLICT_REASON = ("TransactionConflict", CONFLICT_MESSAGE, None)
+
+
+class ChoiceError(ValueError):
+    """A read choice the model does not allow now; the message says why."""
+
+
+class History:
+    """One item's successful writes since every copy last agreed: images[0] is the item then (None: absent)."""
+
+    def __init__(self, table, key, label, image):
+        self.table, self.key, self.label = table, key, label
+        self.images = [image]
+        self.writers = [""]
+        self.ready = [{}]
+
+    def position(self, copy_name, now):
+        """The newest version `copy_name` holds at `now` (followers never pass the leader)."""
+        limit = len(self.images) if copy_name == LEADER else self.position(LEADER, now) + 1
+        return max(i for i in range(limit) if self.ready[i].get(copy_name, ALWAYS) <= now)
+
+    def append(self, image, writer, ready):
+        """Record one more successful write and when each copy takes it."""
+        self.images.append(image)
+        self.writers.append(writer)
+        self.ready.append(ready)
+
+    def copy_for(self, copy_name):
+        """The copy that answers for this item: an index copy only for items written since the index existed."""
+        return LEADER if copy_name.startswith("index ") and copy_name not in self.ready[-1] else copy_name
+
+    def settled(self, now):
+        """True when every copy holds the newest version."""
+        return all(time_ <= now for time_ in self.ready[-1].values())
+
+
+class Model:
+    """The copies, ongoing transactions and index copies of one lab server (used under the engine lock)."""
+
+    def __init__(self):
+        self.mode = "sampled"
+        self.stale_reads = None
+        self.gsi_lag = None
+        self.transaction_window = None
+        self.histories = {}
+        self.locked = {}
+        self.transactions = {}
+        self.next_transaction = 1
+
+    @property
+    def recording(self):
+        """True while writes must keep their history."""
+        return self.mode == "explore" or bool(self.stale_reads or self.gsi_lag or self.transaction_window)
+
+    @property
+    def active(self):
+        """True while a request may be answered otherwise than by moto alone."""
+        return self.recording or bool(self.histories) or bool(self.transactions)
+
+    def settle(self):
+        """Every copy takes every write, every ongoing transaction ends: the copies agree again."""
+        self.histories.clear()
+        self.locked.clear()
+        self.transactions.clear()
+
+    def catch_up(self):
+        """Copies whose lag knob is off take every write now; with transaction_window off, transactions end."""
+        if self.mode == "explore":
+            return
+        for history in self.histories.values():
+            for ready in history.ready:
+                for name in ready:
+                    lag = self.stale_reads if name in FOLLOWERS else self.gsi_lag
+                    if name != LEADER and not lag:
+                        ready[name] = ALWAYS
+                    elif name == LEADER and not self.transaction_window:
+                        ready[name] = ALWAYS
+        if not self.transaction_window:
+            for number in list(self.transactions):
+                self.end_transaction(number)
+
+    def forget_table(self, name):
+        """Drop what is kept of a table that was deleted or created."""
+        for item_id in [item_id for item_id, history in self.histories.items() if history.table == name]:
+            del self.histories[item_id]
+
+    def sweep(self, now):
+        """End transactions whose window has passed; forget items every copy has caught up with."""
+        for number, transaction in list(self.transactions.items()):
+            if transaction["until"] <= now:
+                self.end_transaction(number)
+        for item_id in [item_id for item_id, history in self.histories.items()
+                        if item_id not in self.locked and history.settled(now)]:
+            del self.histories[item_id]
+
+    def end_transaction(self, number):
+        """The transaction is no longer ongoing: its items can be written again."""
+        for item_id in self.transactions.pop(number)["items"]:
+            self.locked.pop(item_id, None)
+
+    def handle(self, target, params, headers, apply):
+        """Answer one request under the model: (status, headers, body) plus the time to answer it at (or None)."""
+        now = time.monotonic()
+        self.sweep(now)
+        if target in ("DeleteTable", "CreateTable"):
+            self.forget_table(params.get("TableName"))
+        refused = self.conflict(target, params)
+        if refused is not None:
+            return refused, None
+        if target in WRITES or target == "TransactWriteItems":
+            return self.write(target, params, headers, apply, now)
+        reads = read_views(target, params)
+        if not reads:
+            return apply(), None
+        return self.read(target, params, headers, reads, apply, now), None
+
+    def conflict(self, target, params):
+        """DynamoDB's answer to a request naming an item of an ongoing transaction, else None."""
+        if not self.locked:
+            return None
+        if target in WRITES:
+            if any(item_id(*pair) in self.locked for pair in written_keys(target, params)):
+                return error("TransactionConflictException", CONFLICT_MESSAGE)
+            return None
+        if target in ("TransactWriteItems", "TransactGetItems"):
+            named = [item_id(detail.get("TableName"), detail.get("Item") or detail.get("Key") or {})
+                     for action in params.get("TransactItems", []) for detail in action.values()
+                     if isinstance(detail, dict)]
+            if any(name in self.locked for name in named):
+                reasons = [CONFLICT_REASON if name in self.locked else (None, None, None) for name in named]
+                return respond(400, json.loads(TransactionCanceledException(reasons).description))
+        return None
+
+    def write(self, target, params, headers, apply, now):
+        """Apply a write on the leader and record its new versions; a held or windowed transaction stays ongoing."""
+        if not self.recording:
+            return apply(), None
+        named = [(name, attributes, item_id(name, attributes)) for name, attributes in written_keys(target, params)]
+        for name, attributes, identity in named:
+            if identity not in self.histories:
+                table = find_table(name)
+                key = key_of(table, attributes) if table is not None else None
+                if key is not None:
+                    self.histories[identity] = History(name, key, key_label(table, key),
+                                                       copy.deepcopy(table.get_item(*key)))
+        answer = apply()
+        if answer[0] != 200:
+            return answer, None
+        writer = headers.get(STEP_HEADER) or target
+        transaction = bool(named) and target == "TransactWriteItems" and (
+            self.transaction_window or (self.mode == "explore" and headers.get(HOLD_HEADER)))
+        reveals = self.reveal_times(len(named), now) if transaction else [ALWAYS] * len(named)
+        for (name, _, identity), reveal in zip(named, reveals):
+            history = self.histories.get(identity)
+            if history is not None:
+                table = find_table(name)
+                history.append(copy.deepcopy(table.get_item(*history.key)), writer,
+                               self.ready_times(table, reveal, now))
+        if not transaction:
+            return answer, None
+        return self.begin_transaction([identity for _, _, identity in named], answer, now)
+
+    def reveal_times(self, count, now):
+        """When each of a transaction's items becomes visible: never (explored), or spread evenly across the window
+        in a random order (sampled), the last at its end."""
+        if self.mode == "explore":
+            return [NEVER] * count
+        window = random.uniform(*self.transaction_window)
+        times = [now + window * (place + 1) / count for place in range(count)]
+        random.shuffle(times)
+        return times
+
+    def ready_times(self, table, reveal, now):
+        """{copy: when it takes this write}: the leader at `reveal`, followers and index copies after their lag."""
+        ready = {LEADER: reveal}
+        for name in FOLLOWERS:
+            ready[name] = self.later(self.stale_reads, reveal, now)
+        for index in table.global_indexes:
+            ready[f"index {index.name}"] = self.later(self.gsi_lag, reveal, now)
+        return ready
+
+    def later(self, lag, reveal, now):
+        """When a trailing copy takes a write the leader shows from `reveal`: never while explored."""
+        if self.mode == "explore":
+            return NEVER
+        return max(reveal, now + random.uniform(*lag)) if lag else reveal
+
+    def begin_transaction(self, identities, answer, now):
+        """Keep the transaction ongoing: its items are locked until it ends."""
+        number = self.next_transaction
+        self.next_transaction += 1
+        until = NEVER if self.mode == "explore" else max(self.histories[identity].ready[-1][LEADER]
+                                                         for identity in identities)
+        self.transactions[number] = {"items": identities, "until": until}
+        for identity in identities:
+            self.locked[identity] = number
+        if self.mode == "explore":
+            status, out_headers, body = answer
+            pending = [self.histories[identity].label for identity in identities]
+            out_headers = {**out_headers, TRANSACTION_HEADER: json.dumps({"id": number, "items": pending})}
+            return (status, out_headers, body), None
+        return answer, until
+
+    def reveal(self, number, place):
+        """Explored: make item `place` of ongoing transaction `number` visible; the last one ends it."""
+        transaction = self.transactions.get(number)
+        if transaction is None or not 0 <= place < len(transaction["items"]):
+            raise ChoiceError(f"No ongoing transaction {number} with an item {place}")
+        history = self.histories[transaction["items"][place]]
+        history.ready[-1][LEADER] = ALWAYS
+        if all(self.histories[identity].ready[-1][LEADER] == ALWAYS for identity in transaction["items"]):
+            self.end_transaction(number)
+        return {"ongoing": number in self.transactions}
+
+    def read(self, target, params, headers, reads, apply, now):
+        """Answer a read from the copies its consistency allows: chosen (explored) or a random copy (sampled)."""
+        token = headers.get(CHOICE_HEADER)
+        if token is not None:
+            versions = self.parse_choice(target, params, reads, token, now)
+            answer = self.answer_with(versions, apply)
+            self.take(versions, reads, now)
+            return answer
+        versions = {}
+        for table_name, copy_name, _ in reads:
+            if self.mode == "explore":
+                copy_name = LEADER
+            elif copy_name == "any":
+                copy_name = random.choice((LEADER, *FOLLOWERS))
+            for identity, history in self.histories_of(table_name):
+                versions[identity] = history.position(history.copy_for(copy_name), now)
+        return self.answer_with(versions, apply)
+
+    def histories_of(self, table_name, keys=None):
+        """(item, history) of the items of a table whose copies may disagree (only those named by `keys`, if given)."""
+        return [(identity, history) for identity, history in self.histories.items()
+                if history.table == table_name and (keys is None or identity in keys)]
+
+    def answer_with(self, versions, apply):
+        """apply() with each item in `versions` shown at that version; moto's own items elsewhere."""
+        changed = {}
+        for identity, version in versions.items():
+            history = self.histories[identity]
+            if version != len(history.images) - 1:
+                changed.setdefault(history.table, {})[history.key] = history.images[version]
+        if not changed:
+            return apply()
+        tables = {name: find_table(name) for name in changed}
+        kept = {name: table.items for name, table in tables.items()}
+        try:
+            for name, table in tables.items():
+                table.items = as_of(table, changed[name])
+            return apply()
+        finally:
+            for name, table in tables.items():
+                table.items = kept[name]
+
+    def allowed(self, history, copy_name, now):
+        """The versions a read of this item from `copy_name` ("any": an eventually consistent table read) may show,
+        newest first."""
+        leader = history.position(LEADER, now)
+        if copy_name == LEADER:
+            return [leader]
+        oldest = (min(history.position(name, now) for name in FOLLOWERS) if copy_name == "any"
+                  else history.position(copy_name, now))
+        return list(range(leader, oldest - 1, -1))
+
+    def choices(self, target, params, apply):
+        """Explored: the distinct answers this read may get now, each with the versions that give it (oldest
+        first among equal answers, which leaves the copies the most freedom) and a label naming what is stale."""
+        now = time.monotonic()
+        reads = read_views(target, params)
+        options = self.options(reads, now)
+        identities = list(options)
+        combinations = list(itertools.product(*(options[identity] for identity in identities)))
+        if len(combinations) > MAX_CHOICES:
+            raise ChoiceError(f"This read could be answered {len(combinations):,} ways (more than {MAX_CHOICES}); "
+                              "use fewer items or fewer writes per item in the scenario.")
+        answers = {}
+        for combination in combinations:
+            versions = dict(zip(identities, combination))
+            body = self.answer_with(versions, apply)[2]
+            kept = answers.get(body)
+            if kept is None or sum(combination) < sum(kept.values()):
+                answers[body] = versions
+        return [{"versions": versions, "label": self.label(versions, now)} for versions in answers.values()]
+
+    def options(self, reads, now):
+        """{item: versions a read may show} for the items whose copies disagree, in the tables read."""
+        options = {}
+        for table_name, copy_name, keys in reads:
+            for identity, history in self.histories_of(table_name, keys):
+                allowed = self.allowed(history, history.copy_for(copy_name), now)
+                if len(allowed) > 1:
+                    options[identity] = allowed
+        return options
+
+    def label(self, versions, now):
+        """'latest', or what the answer has not seen: "{PK: 'seat#14C'} before alice: PutItem"."""
+        stale = []
+        for identity, version in versions.items():
+            history = self.histories[identity]
+            if version < history.position(LEADER, now):
+                stale.append(f"{history.label} before {history.writers[version + 1]}")
+        return "; ".join(stale) or "latest"
+
+    def parse_choice(self, target, params, reads, token, now):
+        """The versions a read choice names, refused unless the model allows each now."""
+        try:
+            versions = {identity: int(version) for identity, version in json.loads(token).items()}
+        except (ValueError, AttributeError, TypeError):
+            raise ChoiceError(f"{CHOICE_HEADER} must be a JSON object of item -> version; got {token!r}") from None
+        options = self.options(reads, now)
+        for identity, version in versions.items():
+            if version not in options.get(identity, ()):
+                raise ChoiceError(f"Version {version} of {identity} is not one this {target} may read now")
+        return versions
+
+    def take(self, versions, reads, now):
+        """The copies that answered: a follower (or the index copy) moves forward to each version shown."""
+        index_copies = [copy_name for _, copy_name, _ in reads if copy_name.startswith("index ")]
+        for identity, version in versions.items():
+            history = self.histories[identity]
+            if index_copies and history.copy_for(index_copies[0]) == index_copies[0]:
+                history.ready[version][index_copies[0]] = ALWAYS
+            elif version < history.position(LEADER, now):
+                follower = max((name for name in FOLLOWERS if history.position(name, now) <= version),
+                               key=lambda name: history.position(name, now))
+                history.ready[version][follower] = ALWAYS
+
+
+def read_views(target, params):
+    """[(table, copy, items or None for all)] a read request reads: LEADER when strongly consistent, "any" for an
+    eventually consistent table read, "index NAME" for a global secondary index; [] for any other request."""
+    if target == "GetItem":
+        name = params.get("TableName")
+        return [(name, LEADER if params.get("ConsistentRead") else "any", {item_id(name, params.get("Key") or {})})]
+    if target in ("Query", "Scan"):
+        name, index = params.get("TableName"), params.get("IndexName")
+        table = find_table(name) if index else None
+        if table is not None and index in {gsi.name for gsi in table.global_indexes}:
+            return [(name, f"index {index}", None)]
+        return [(name, LEADER if params.get("ConsistentRead") else "any", None)]
+    if target == "BatchGetItem":
+        return [(name, LEADER if request.get("ConsistentRead") else "any",
+                 {item_id(name, key) for key in request.get("Keys") or [] if isinstance(key, dict)})
+                for name, request in (params.get("RequestItems") or {}).items() if isinstance(request, dict)]
+    if target == "TransactGetItems":
+        return [(detail.get("TableName"), LEADER, {item_id(detail.get("TableName"), detail.get("Key") or {})})
+                for action in params.get("TransactItems", []) for detail in action.values() if isinstance(detail, dict)]
+    return []
+
+
+def written_keys(target, params):
+    """(table name, attributes holding the key) of every item a write request names."""
+    if target == "PutItem":
+        return [(params.get("TableName"), params.get("Item") or {})]
+    if target in ("UpdateItem", "DeleteItem"):
+        return [(params.get("TableName"), params.get("Key") or {})]
+    if target == "BatchWriteItem":
+        return [(name, (request.get("PutRequest") or {}).get("Item") or (request.get("DeleteRequest") or {}).get("Key")
+                 or {}) for name, requests in (params.get("RequestItems") or {}).items() for request in requests]
+    if target == "TransactWriteItems":
+        return [(detail.get("TableName"), detail.get("Item") or detail.get("Key") or {})
+                for action in params.get("TransactItems", []) for kind, detail in action.items()
+                if kind in ("Put", "Update", "Delete")]
+    return []
+
+
+def error(code, message):
+    """(status, headers, body) of a DynamoDB error response."""
+    return respond(400, {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message})
+
+
+def respond(status, payload):
+    """A JSON response with DynamoDB's body checksum, which botocore verifies."""
+    body = json.dumps(payload).encode()
+    return status, {"Content-Type": "application/x-amz-json-1.0", "x-amz-crc32": str(zlib.crc32(body))}, body
+
+
+def item_id(table_name, attributes):
+    """A stable name for the item with these key attributes in this table (its whole key, as sent)."""
+    table = find_table(table_name)
+    names = [table.hash_key_attr, table.range_key_attr] if table is not None else []
+    return json.dumps([table_name, *[attributes.get(name) for name in names if name]], sort_keys=True)
+
+
+def key_label(table, key):
+    """"{PK: 'seat#14C'}", as the transcript writes a key."""
+    names = [table.hash_key_attr] + ([table.range_key_attr] if table.has_range_key else [])
+    parts = [f"{name}: {value.value!r}" if value.type == "S" else f"{name}: {value.value}"
+             for name, value in zip(names, key) if value is not None]
+    return "{" + ", ".join(parts) + "}"
+
+
+def as_of(table, images):
+    """A copy of table.items in which each key in `images` holds that image (None: no item)."""
+    view = defaultdict(dict, table.items)
+    for (hash_key, range_key), image in images.items():
+        if table.has_range_key:
+            items = dict(view.get(hash_key, {}))
+            if image is None:
+                items.pop(range_key, None)
+            else:
+                items[range_key] = image
+            view[hash_key] = items
+        elif image is None:
+            view.pop(hash_key, None)
+        else:
+            view[hash_key] = image
+    return view
+
+
+def key_of(table, attributes):
+    """(hash, range) as moto keys its items, or None when the attributes lack part of the key."""
+    try:
+        hash_key = DynamoType(attributes[table.hash_key_attr])
+        range_key = DynamoType(attributes[table.range_key_attr]) if table.has_range_key else None
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return None
+    return hash_key, range_key
