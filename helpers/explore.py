@@ -8,11 +8,23 @@ stateless depth-first search over the choice points, as Microsoft's CHESS does),
 row per order: the schedule, its steps, what each client returned and whether `check` held.
 
 `Stepper` drives the same machinery by hand, one request at a time (the step-through panel uses it).
+
+On the lab server the explorer also makes every choice DynamoDB's consistency leaves open
+(helpers/labserver/consistency.py): which version an eventually consistent or index read answers with, and when
+each item of a transaction becomes visible. A step (a "move", as a schedule names it) is then one of:
+- "alice": release alice's held request (a read gets the newest answer the model allows);
+- "alice~2": release alice's held read with its 2nd other answer (an older version of some item);
+- "alice+1": make item 1 of alice's ongoing transaction visible; the last one ends it and her call returns.
+consistency="dynamodb" asks for those choices. The default is still consistency="strong": every read answered as
+if strongly consistent, each transaction applied at once, as the notebooks' counts were derived; it becomes
+"dynamodb" once they are re-derived. On DynamoDB Local or AWS the explorer can only choose the order of requests.
 """
 import json
 import queue
 import threading
 import time
+import urllib.error
+import urllib.request
 from contextlib import contextmanager
 from math import factorial, prod
 
@@ -28,6 +40,12 @@ STOP_WITHIN = 1.0
 SLICE = 0.1
 HOLD_ID = "lab-explore-hold"
 ANSWER_ID = "lab-explore-answer"
+CONSISTENCIES = ("dynamodb", "strong")
+DEFAULT_CONSISTENCY = "strong"
+READS = ("GetItem", "BatchGetItem", "Query", "Scan")
+CONSISTENCY_PATH = "/lab/consistency"
+ONLY_ORDERS = ("Exploring orders only: on {kind} the explorer cannot choose which copy answers a read or when a "
+               "transaction's items become visible, so it counts only the orders of the requests.")
 
 
 class ExplorationError(RuntimeError):
@@ -47,16 +65,24 @@ EXPLORING = threading.Lock()
 
 
 class Request:
-    """One held request: who sends it, the operation, and its body as DynamoDB JSON."""
+    """One held request: who sends it, the operation, its body as DynamoDB JSON, and the HTTP request itself."""
 
-    def __init__(self, client, operation, body):
-        self.client, self.operation, self.body = client, operation, body
+    def __init__(self, client, operation, body, http=None):
+        self.client, self.operation, self.body, self.http = client, operation, body, http
         self.answer, self.reply = None, None
+        self.choices = []
+        self.choice = None
 
     @property
     def label(self):
-        """'alice: GetItem', as the explorer's `steps` column writes a step."""
+        """'alice: GetItem', as the explorer's `steps` column writes a step; a stale answer says what it missed."""
+        if self.choice and self.choice["label"] != "latest":
+            return f"{self.client}: {self.operation} ({self.choice['label']})"
         return f"{self.client}: {self.operation}"
+
+    def moves(self):
+        """The moves releasing this request: one per answer the model allows a read, else just the client."""
+        return [self.client] + [f"{self.client}~{place}" for place in range(1, len(self.choices))]
 
     @property
     def summary(self):
@@ -67,6 +93,38 @@ class Request:
     def block(self):
         """The request's transcript block, as the notebooks print calls."""
         return trace.render_call(self.operation, self.body)
+
+
+class Reveal:
+    """An ongoing transaction of a held client: its items not yet visible (consistency.Model.reveal)."""
+
+    def __init__(self, client, request, transaction):
+        self.client, self.request = client, request
+        self.number, self.items = transaction["id"], transaction["items"]
+        self.hidden = list(range(len(self.items)))
+        self.operation, self.body, self.answer, self.reply = "reveal", request.body, "OK", "visible"
+        self.place = None
+
+    @property
+    def label(self):
+        """"alice: TransactWriteItems makes {PK: 'B'} visible"."""
+        return f"{self.client}: {self.request.operation} makes {self.items[self.place]} visible"
+
+    @property
+    def summary(self):
+        """What the move does (or, while held, what it may do next), for the panel's steps and buttons."""
+        if self.place is not None:
+            return f"{self.request.operation}: make {self.items[self.place]} visible"
+        return f"{self.request.operation}: make {' or '.join(self.items[place] for place in self.hidden)} visible"
+
+    @property
+    def block(self):
+        """The move in the transcript."""
+        return f"    ({self.request.operation} makes {self.items[self.place]} visible)"
+
+    def moves(self):
+        """One move per item still hidden."""
+        return [f"{self.client}+{place}" for place in self.hidden]
 
 
 def request_summary(operation, body):
@@ -86,21 +144,33 @@ def request_summary(operation, body):
 
 
 def hold_request(request, event_name, **_):
-    """botocore before-send hook: on a client thread of a run, wait for this request's turn."""
+    """botocore before-send hook: on a client thread of a run, wait for this request's turn, then mark the request
+    with what the explorer chose for it."""
     run = getattr(CURRENT, "run", None)
     if run is not None:
         operation = event_name.rpartition(".")[2]
-        run.hold(CURRENT.name, Request(CURRENT.name, operation, json.loads(request.body or b"{}")))
+        held = Request(CURRENT.name, operation, json.loads(request.body or b"{}"), request)
+        run.hold(CURRENT.name, held)
+        if run.modelled:
+            request.headers["X-Lab-Step"] = held.label.split(" (")[0]
+            if held.choice is not None:
+                request.headers["X-Lab-Read-Choice"] = json.dumps(held.choice["versions"])
+            if operation == "TransactWriteItems":
+                request.headers["X-Lab-Hold-Transaction"] = "1"
 
 
 def note_answer(response, caught_exception, **_):
-    """botocore needs-retry hook (once per HTTP attempt, after it): keep what DynamoDB answered the held request."""
+    """botocore needs-retry hook (once per HTTP attempt, after it): keep what DynamoDB answered the held request;
+    a transaction left ongoing holds its client until its items are made visible."""
     run = getattr(CURRENT, "run", None)
     if run is not None and run.steps:
         if caught_exception is not None:
             run.answered(CURRENT.name, type(caught_exception).__name__, {})
-        else:
-            run.answered(CURRENT.name, response[1].get("Error", {}).get("Code") or "OK", response[1])
+            return
+        run.answered(CURRENT.name, response[1].get("Error", {}).get("Code") or "OK", response[1])
+        ongoing = response[0].headers.get("x-lab-transaction")
+        if ongoing and run.modelled:
+            run.hold_transaction(CURRENT.name, json.loads(ongoing))
 
 
 def reply_summary(operation, answer, parsed):
@@ -156,15 +226,18 @@ class Workers:
 class Run:
     """One schedule in progress: each client running on its thread, held at a request, or done."""
 
-    def __init__(self, clients, timeout=CLIENT_TIMEOUT):
+    def __init__(self, clients, timeout=CLIENT_TIMEOUT, server=None):
         self.clients = clients
         self.timeout = timeout
+        self.server = server
+        self.modelled = server is not None
         self.changed = threading.Condition()
         self.running = set(clients)
         self.since = {name: time.monotonic() for name in clients}
         self.held = {}
         self.results = {}
         self.steps = []
+        self.taken = []
         self.stopped = False
         self.exited = 0
         self.go = {name: threading.Event() for name in clients}
@@ -206,9 +279,15 @@ class Run:
         if self.stopped:
             raise Stopped
 
+    def hold_transaction(self, name, transaction):
+        """On the client's thread, after its TransactWriteItems was applied: wait until every item is visible."""
+        request = next(request for request in reversed(self.steps) if request.client == name)
+        self.hold(name, Reveal(name, request, transaction))
+
     def answered(self, name, answer, parsed):
         """Note the answer to `name`'s latest released request (its error code or "OK"), and what it said."""
-        request = next(request for request in reversed(self.steps) if request.client == name)
+        request = next(request for request in reversed(self.steps)
+                       if request.client == name and isinstance(request, Request))
         request.answer, request.reply = answer, reply_summary(request.operation, answer, parsed)
 
     def settle(self):
@@ -224,10 +303,16 @@ class Run:
                         "time here); make it send its requests through the lab's client or return.")
                 self.changed.wait(SLICE)
 
-    def release(self, name):
-        """Let `name`'s held request go to DynamoDB, then wait for every client to settle again."""
+    def release(self, move):
+        """Make one move (see the module docstring), then wait for every client to settle again; return the step."""
+        name, kind, place = parse_move(move)
+        held = self.held.get(name)
+        self.taken.append(move)
+        if isinstance(held, Reveal) and kind == "+":
+            return self.reveal(held, place)
         with self.changed:
             request = self.held.pop(name)
+            request.choice = request.choices[place] if request.choices else None
             self.running.add(name)
             self.since[name] = time.monotonic()
             self.steps.append(request)
@@ -235,10 +320,36 @@ class Run:
         self.settle()
         return request
 
+    def reveal(self, held, place):
+        """Make one item of an ongoing transaction visible; after the last, let its client go on."""
+        step = Reveal(held.client, held.request, {"id": held.number, "items": held.items})
+        step.place = place
+        held.hidden.remove(place)
+        self.steps.append(step)
+        self.server.post({"reveal": [held.number, place]})
+        if not held.hidden:
+            with self.changed:
+                del self.held[held.client]
+                self.running.add(held.client)
+                self.since[held.client] = time.monotonic()
+            self.go[held.client].set()
+            self.settle()
+        return step
+
     @property
     def enabled(self):
         """The clients holding a request, in the order the scenario names them."""
         return [name for name in self.clients if name in self.held]
+
+    def moves(self):
+        """Every move possible now, in the scenario's order of clients: a read's answers are asked of the server."""
+        moves = []
+        for name in self.enabled:
+            held = self.held[name]
+            if self.modelled and isinstance(held, Request) and held.operation in READS:
+                held.choices = self.server.choices(held)
+            moves += held.moves()
+        return moves
 
     def stop(self):
         """Release every thread (each held request raises Stopped) and wait up to a second for them."""
@@ -250,6 +361,77 @@ class Run:
         with self.changed:
             while self.exited < len(self.clients) and time.monotonic() < deadline:
                 self.changed.wait(max(deadline - time.monotonic(), 0))
+
+
+def parse_move(move):
+    """(client, kind, place) of a move: ("alice", "", 0), ("alice", "~", 2) or ("alice", "+", 1)."""
+    for kind in ("~", "+"):
+        name, sign, place = move.rpartition(kind)
+        if sign and place.isdigit():
+            return name, kind, int(place)
+    return move, "", 0
+
+
+class ModelServer:
+    """The lab server's consistency model, as the explorer drives it over HTTP (/lab/consistency)."""
+
+    def __init__(self, lab):
+        self.endpoint = lab.endpoint.rstrip("/")
+
+    def post(self, request):
+        """POST one request to /lab/consistency; its JSON answer."""
+        return self.send(self.endpoint + CONSISTENCY_PATH, json.dumps(request).encode(),
+                         {"Content-Type": "application/json"})
+
+    def explore(self):
+        """Copies move only when told; every copy agrees now."""
+        self.post({"mode": "explore", "settle": True})
+
+    def sampled(self):
+        """Back to copies that follow the knobs (all caught up while the knobs are off)."""
+        self.post({"mode": "sampled"})
+
+    def choices(self, held):
+        """The answers the model allows the held read now (newest first), asked with the read itself."""
+        headers = {**held.http.headers, "X-Lab-Choices": "1"}
+        return self.send(held.http.url, held.http.body, headers)["choices"]
+
+    @staticmethod
+    def send(url, body, headers):
+        """One HTTP POST to the lab server; a refusal is an ExplorationError with the server's reason."""
+        request = urllib.request.Request(url, data=body if isinstance(body, bytes) else (body or "").encode(),
+                                         headers={name: value.decode() if isinstance(value, bytes) else str(value)
+                                                  for name, value in headers.items()}, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=CLIENT_TIMEOUT) as answer:
+                return json.load(answer)
+        except urllib.error.HTTPError as error:
+            raise ExplorationError(json.loads(error.read() or b"{}").get("message", str(error))) from None
+
+
+def model_server(lab, consistency):
+    """The ModelServer to explore with, or None when only orders are explored (said once, off the lab server)."""
+    if consistency not in CONSISTENCIES:
+        raise ValueError(f"consistency must be one of {', '.join(CONSISTENCIES)}; got {consistency!r}")
+    if consistency == "strong":
+        return None
+    if lab.kind != "embedded":
+        print(ONLY_ORDERS.format(kind="DynamoDB Local" if lab.kind == "local" else "real DynamoDB"))
+        return None
+    return ModelServer(lab)
+
+
+@contextmanager
+def modelled(server):
+    """The server in explore mode for the block (nothing to do without one), sampled again afterwards."""
+    if server is None:
+        yield
+        return
+    server.explore()
+    try:
+        yield
+    finally:
+        server.sampled()
 
 
 def check_clients(clients):
@@ -284,19 +466,26 @@ def working(clients):
         workers.close()
 
 
-def run_schedule(clients, reset, prefix, timeout, workers):
-    """Run one schedule: follow `prefix`, then always the first client that is ready; return (run, choices).
-
-    prefix and choices are lists of (client chosen, clients that were ready); along the prefix the same
-    clients must be ready as when it was first run, or the scenario does not repeat itself.
-    """
+def start_state(reset, server):
+    """reset(), then every copy agrees on the state it made."""
     reset()
-    run = Run(clients, timeout)
+    if server is not None:
+        server.post({"settle": True})
+
+
+def run_schedule(clients, reset, prefix, timeout, workers, server=None):
+    """Run one schedule: follow `prefix`, then always the first move possible; return (run, choices).
+
+    prefix and choices are lists of (move chosen, moves that were possible); along the prefix the same
+    moves must be possible as when it was first run, or the scenario does not repeat itself.
+    """
+    start_state(reset, server)
+    run = Run(clients, timeout, server)
     choices = []
     try:
         run.start(workers)
         while run.held:
-            enabled = tuple(run.enabled)
+            enabled = tuple(run.moves())
             if len(choices) < len(prefix):
                 chosen, expected = prefix[len(choices)]
                 if enabled != expected:
@@ -343,8 +532,13 @@ def too_many(max_schedules, first_run):
         "client (3 clients of 2 requests each have 90 orders; 3 of 3 have 1,680), or pass a larger max_schedules.")
 
 
-def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, timeout=CLIENT_TIMEOUT):
+def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, timeout=CLIENT_TIMEOUT,
+            consistency=DEFAULT_CONSISTENCY):
     """Run every order in which the clients' requests can reach DynamoDB; one row per schedule.
+
+    consistency="dynamodb" (on the lab server) also runs every answer DynamoDB's consistency allows each
+    eventually consistent or index read, and every order in which a transaction's items become visible;
+    consistency="strong" answers every read as if strongly consistent and applies each transaction at once.
 
     clients: {name: function of no arguments}; every request it sends through the lab's client is a step.
     reset(): restores the starting state before each schedule. check(results) -> True when the invariant
@@ -355,16 +549,17 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     """
     check_clients(clients)
     lab = lab or connect(quiet=True)
+    server = model_server(lab, consistency)
     install_hold(lab.client)
     rows, prefix, first = [], [], None
-    with exclusive(), trace.tracing(False), working(clients) as workers:
+    with exclusive(), trace.tracing(False), working(clients) as workers, modelled(server):
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
-            run, choices = run_schedule(clients, reset, prefix, timeout, workers)
+            run, choices = run_schedule(clients, reset, prefix, timeout, workers, server)
             first = first or run
             results = {name: run.results[name] for name in clients}
-            rows.append({"schedule": tuple(request.client for request in run.steps),
+            rows.append({"schedule": tuple(run.taken),
                          "steps": tuple(request.label for request in run.steps),
                          "requests": tuple(request.summary for request in run.steps),
                          "answers": tuple(request.answer for request in run.steps),
@@ -395,18 +590,20 @@ def doomed_steps(frame):
     return doomed
 
 
-def replay(clients, reset, schedule, check=None, *, lab=None, timeout=CLIENT_TIMEOUT):
+def replay(clients, reset, schedule, check=None, *, lab=None, timeout=CLIENT_TIMEOUT,
+           consistency=DEFAULT_CONSISTENCY):
     """Run one schedule with its transcript printed, each request under the client that sent it; return results.
 
     With `check`, returns (results, ok).
     """
-    stepper = Stepper(clients, reset, check, lab=lab, timeout=timeout)
+    stepper = Stepper(clients, reset, check, lab=lab, timeout=timeout, consistency=consistency)
     try:
         for name in schedule:
             request = stepper.step(name)
             with trace.TRACER.lock:
                 trace.TRACER.flush()
-                print(f"--- {request.client} ---\n{request.block}\n")
+                stale = request.label[len(f"{request.client}: {request.operation}"):]
+                print(f"--- {request.client}{stale} ---\n{request.block}\n")
         if not stepper.done:
             raise ExplorationError(f"After {' -> '.join(schedule)}, clients {', '.join(stepper.enabled)} still "
                                    "hold requests: a schedule names every step until all clients are done.")
@@ -418,10 +615,12 @@ def replay(clients, reset, schedule, check=None, *, lab=None, timeout=CLIENT_TIM
 class Stepper:
     """One schedule played by hand: step(name) releases that client's held request; reset() starts over."""
 
-    def __init__(self, clients, reset, check=None, *, lab=None, timeout=CLIENT_TIMEOUT):
+    def __init__(self, clients, reset, check=None, *, lab=None, timeout=CLIENT_TIMEOUT,
+                 consistency=DEFAULT_CONSISTENCY):
         check_clients(clients)
         self.clients, self.reset_state, self.check, self.timeout = clients, reset, check, timeout
         self.lab = lab or connect(quiet=True)
+        self.server = model_server(self.lab, consistency)
         install_hold(self.lab.client)
         self.run, self.workers = None, None
         self.reset()
@@ -431,24 +630,31 @@ class Stepper:
         self.close()
         self.workers = Workers(self.clients)
         with trace.tracing(False):
-            self.reset_state()
-            self.run = Run(self.clients, self.timeout)
+            if self.server is not None:
+                self.server.explore()
+            start_state(self.reset_state, self.server)
+            self.run = Run(self.clients, self.timeout, self.server)
             try:
                 self.run.start(self.workers)
             except BaseException:
                 self.run.stop()
                 raise
 
-    def step(self, name):
-        """Release `name`'s held request and wait until every client is held again or done; return the request."""
+    def step(self, move):
+        """Make one move ("alice", "alice~1", "alice+0": see the module docstring) and wait until every client is
+        held again or done; return the step."""
+        name = parse_move(move)[0]
         if name not in self.clients:
             raise ValueError(f"No client named {name!r}; the clients are {', '.join(self.clients)}.")
         if name not in self.run.held:
             state = "has finished" if name in self.run.results else "holds no request"
             raise ValueError(f"{name} {state}; clients with a request to send: {', '.join(self.enabled) or 'none'}.")
         with trace.tracing(False):
+            possible = self.run.moves()
+            if move not in possible:
+                raise ValueError(f"{move!r} is not a move now; the moves are {', '.join(possible)}.")
             try:
-                return self.run.release(name)
+                return self.run.release(move)
             except BaseException:
                 self.run.stop()
                 raise
@@ -463,6 +669,22 @@ class Stepper:
     def held(self):
         """{client: the request it is about to send}, for the clients holding one."""
         return {name: self.run.held[name] for name in self.run.enabled}
+
+    def moves(self):
+        """{move: what it does}, for every move possible now (the step-through panel's buttons)."""
+        with trace.tracing(False):
+            possible = self.run.moves()
+        described = {}
+        for move in possible:
+            name, kind, place = parse_move(move)
+            held = self.run.held[name]
+            if kind == "+":
+                described[move] = f"{held.request.operation}: make {held.items[place]} visible"
+            elif held.choices and len(held.choices) > 1:
+                described[move] = f"{held.summary}, answered {held.choices[place]['label']}"
+            else:
+                described[move] = held.summary
+        return described
 
     @property
     def enabled(self):
@@ -493,10 +715,12 @@ class Stepper:
             return bool(self.check(self.results))
 
     def close(self):
-        """Release the held client threads and let them end."""
+        """Release the held client threads and let them end; the copies agree again."""
         if self.run is not None:
             self.run.stop()
             self.workers.close()
+            if self.server is not None:
+                self.server.sampled()
 
 
 def describe(result):

@@ -360,13 +360,15 @@ class Model:
         return options
 
     def label(self, versions, now):
-        """'latest', or what the answer has not seen: "{PK: 'seat#14C'} before alice: PutItem"."""
+        """'latest', or what the answer has not seen: "stale: {PK: 'seat#14C'} without alice's PutItem"."""
         stale = []
         for identity, version in versions.items():
             history = self.histories[identity]
             if version < history.position(LEADER, now):
-                stale.append(f"{history.label} before {history.writers[version + 1]}")
-        return "; ".join(stale) or "latest"
+                client, _, operation = history.writers[version + 1].rpartition(": ")
+                writer = f"{client}'s {operation}" if client else operation
+                stale.append(f"{history.label} without {writer}")
+        return "stale: " + "; ".join(stale) if stale else "latest"
 
     def parse_choice(self, target, params, reads, token, now):
         """The versions a read choice names, refused unless the model allows each now."""
