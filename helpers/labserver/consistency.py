@@ -280,20 +280,20 @@ class Model:
     def read(self, target, params, headers, reads, apply, now):
         """Answer a read from the copies its consistency allows: chosen (explored) or a random copy (sampled)."""
         token = headers.get(CHOICE_HEADER)
-        if token is not None:
-            versions = self.parse_choice(target, params, reads, token, now)
-            answer = self.answer_with(versions, apply)
-            self.take(versions, reads, now)
-            return answer
         versions = {}
-        for table_name, copy_name, _ in reads:
+        for table_name, copy_name, keys in reads:
             if self.mode == "explore":
                 copy_name = LEADER
             elif copy_name == "any":
                 copy_name = random.choice((LEADER, *FOLLOWERS))
-            for identity, history in self.histories_of(table_name):
+            for identity, history in self.histories_of(table_name, keys):
                 versions[identity] = history.position(history.copy_for(copy_name), now)
-        return self.answer_with(versions, apply)
+        if token is None:
+            return self.answer_with(versions, apply)
+        chosen = self.parse_choice(target, reads, token, now)
+        answer = self.answer_with({**versions, **chosen}, apply)
+        self.take(chosen, reads, now)
+        return answer
 
     def histories_of(self, table_name, keys=None):
         """(item, history) of the items of a table whose copies may disagree (only those named by `keys`, if given)."""
@@ -340,10 +340,12 @@ class Model:
         if len(combinations) > MAX_CHOICES:
             raise ChoiceError(f"This read could be answered {len(combinations):,} ways (more than {MAX_CHOICES}); "
                               "use fewer items or fewer writes per item in the scenario.")
+        latest = {identity: history.position(LEADER, now) for table_name, _, keys in reads
+                  for identity, history in self.histories_of(table_name, keys)}
         answers = {}
         for combination in combinations:
             versions = dict(zip(identities, combination))
-            body = self.answer_with(versions, apply)[2]
+            body = self.answer_with({**latest, **versions}, apply)[2]
             kept = answers.get(body)
             if kept is None or sum(combination) < sum(kept.values()):
                 answers[body] = versions
@@ -370,7 +372,7 @@ class Model:
                 stale.append(f"{history.label} without {writer}")
         return "stale: " + "; ".join(stale) if stale else "latest"
 
-    def parse_choice(self, target, params, reads, token, now):
+    def parse_choice(self, target, reads, token, now):
         """The versions a read choice names, refused unless the model allows each now."""
         try:
             versions = {identity: int(version) for identity, version in json.loads(token).items()}

@@ -1,0 +1,335 @@
+"""The explorer with consistency="dynamodb" finds exactly the outcomes DynamoDB's documented consistency allows.
+
+Each scenario runs for real against the lab server and is compared with an independent pure-Python model of the
+rules, enumerated here by brute force: three explicit copies per item (a leader and two followers), any follower
+taking its next write at any moment, an eventually consistent read answered by any copy; a transaction whose
+items become visible one at a time, in any order, conflicting meanwhile. The sets of outcomes must be equal.
+"""
+import pytest
+
+from helpers import fresh_table
+from helpers.explore import Stepper, explore
+
+TABLE = "p25-transactions"
+A = {"PK": "ACCOUNT#a", "SK": "BALANCE"}
+B = {"PK": "ACCOUNT#b", "SK": "BALANCE"}
+
+pytestmark = pytest.mark.usefixtures("knobs_off")
+
+
+@pytest.fixture
+def table(lab):
+    return fresh_table(TABLE, lab)
+
+
+def start(table, **balances):
+    """A reset(): each named account at its balance."""
+    def reset():
+        for name, balance in balances.items():
+            table.put_item(Item={"PK": f"ACCOUNT#{name}", "SK": "BALANCE", "balance": balance})
+    return reset
+
+
+def balance(table, key, consistent=False):
+    """One GetItem of an account's balance."""
+    return int(table.get_item(Key=key, ConsistentRead=consistent)["Item"]["balance"])
+
+
+def outcomes(orders, *names):
+    """The set of (each client's result) of an exploration."""
+    return {tuple(code_or_value(row[name]) for name in names) for row in orders["results"]}
+
+
+def code_or_value(result):
+    """A client's result as the model writes it: the error code it raised, or the value."""
+    response = getattr(result, "response", None)
+    return response["Error"]["Code"] if response else result
+
+
+# The independent model: explicit copies, every interleaving of client steps and copy catch-ups, by recursion.
+
+def model_outcomes(programs, items, transactional=()):
+    """Every outcome of the model clients (generators yielding steps), as a set of result tuples.
+
+    A step is ("read", item, "eventual"|"strong"), ("write", item, function of the old value), or
+    ("transact", [(item, function)]), ("batch", [items]) for a read-committed strongly consistent BatchGetItem.
+    """
+    found = set()
+
+    def run(state, clients, pending, results):
+        if all(step is None for step in pending) and not state["ongoing"]:
+            found.add(tuple(results))
+            return
+        for place, step in enumerate(pending):
+            if step is not None:
+                for new_state, value in perform(state, step, place):
+                    advance(new_state, clients, pending, results, place, value)
+        for item, history in state["items"].items():
+            for follower in (0, 1):
+                if state["followers"][item][follower] < len(history) - 1:
+                    caught = clone(state)
+                    caught["followers"][item][follower] += 1
+                    run(caught, clients, pending, results)
+        for number, hidden in state["ongoing"].items():
+            for item in hidden:
+                revealed = clone(state)
+                revealed["ongoing"][number] = [other for other in hidden if other != item]
+                revealed["items"][item].append(revealed["hidden"].pop(item))
+                if not revealed["ongoing"][number]:
+                    del revealed["ongoing"][number]
+                    resume(revealed, clients, pending, results, number)
+                else:
+                    run(revealed, clients, pending, results)
+
+    def advance(state, clients, pending, results, place, value):
+        if value == "ongoing":
+            run(state, clients, [None if i == place else step for i, step in enumerate(pending)], results)
+            return
+        replay = [list(steps) for steps in clients]
+        replay[place].append(value)
+        resume_client(state, replay, pending, results, place)
+
+    def resume(state, clients, pending, results, number):
+        place = state["owner"].pop(number)
+        replay = [list(steps) for steps in clients]
+        replay[place].append("OK")
+        resume_client(state, replay, pending, results, place)
+
+    def resume_client(state, replay, pending, results, place):
+        program = programs[place]()
+        step = next(program)
+        try:
+            for value in replay[place]:
+                step = program.send(value)
+        except StopIteration as done:
+            pending = [None if i == place else s for i, s in enumerate(pending)]
+            results = [done.value if i == place else r for i, r in enumerate(results)]
+            run(state, replay, pending, results)
+            return
+        pending = [step if i == place else s for i, s in enumerate(pending)]
+        run(state, replay, pending, results)
+
+    def perform(state, step, place):
+        kind = step[0]
+        if kind == "read":
+            _, item, consistency = step
+            history = state["items"][item]
+            copies = [len(history) - 1] if consistency == "strong" else [len(history) - 1,
+                                                                         *state["followers"][item]]
+            return [(state, history[version]) for version in set(copies)]
+        locked = {item for hidden in state["ongoing"].values() for item in hidden}
+        if kind == "write":
+            _, item, function = step
+            if item in locked:
+                return [(state, "TransactionConflictException")]
+            new = clone(state)
+            new["items"][item].append(function(new["items"][item][-1]))
+            return [(new, "OK")]
+        if kind == "batch":
+            return [(state, tuple(state["items"][item][-1] for item in step[1]))]
+        if kind == "transactget":
+            if locked & set(step[1]):
+                return [(state, "TransactionCanceledException")]
+            return [(state, tuple(state["items"][item][-1] for item in step[1]))]
+        _, writes = step
+        if locked & {item for item, _ in writes}:
+            return [(state, "TransactionCanceledException")]
+        new = clone(state)
+        number = len(new["owner"]) + len(new["ongoing"]) + 1 + place * 100
+        for item, function in writes:
+            new["hidden"][item] = function(new["items"][item][-1])
+        new["ongoing"][number] = [item for item, _ in writes]
+        new["owner"][number] = place
+        return [(new, "ongoing")]
+
+    initial = {"items": {item: [value] for item, value in items.items()},
+               "followers": {item: [0, 0] for item in items}, "ongoing": {}, "hidden": {}, "owner": {}}
+    clients = [[] for _ in programs]
+    pending = [next(program()) for program in programs]
+    run(initial, clients, pending, [None] * len(programs))
+    return found
+
+
+def clone(state):
+    """A deep copy of a model state."""
+    return {"items": {k: list(v) for k, v in state["items"].items()},
+            "followers": {k: list(v) for k, v in state["followers"].items()},
+            "ongoing": {k: list(v) for k, v in state["ongoing"].items()},
+            "hidden": dict(state["hidden"]), "owner": dict(state["owner"])}
+
+
+def model_racy():
+    seen = yield ("read", "a", "eventual")
+    yield ("write", "a", lambda _: seen + 1)
+    return seen + 1
+
+
+def test_racy_increments_with_default_reads_reach_exactly_the_model_s_outcomes(table):
+    def racy():
+        seen = balance(table, A)
+        table.put_item(Item={**A, "balance": seen + 1})
+        return seen + 1
+    orders = explore({"alice": racy, "bob": racy}, start(table, a=0), lambda _: balance(table, A, True) == 2,
+                     consistency="dynamodb")
+    strong = explore({"alice": racy, "bob": racy}, start(table, a=0), lambda _: True, consistency="strong")
+    assert outcomes(orders, "alice", "bob") == model_outcomes([model_racy, model_racy], {"a": 0})
+    assert (len(strong), len(orders), int((~orders["ok"]).sum())) == (6, 8, 6)
+    assert "bob: GetItem (stale: {PK: 'ACCOUNT#a', SK: 'BALANCE'} without alice's PutItem)" in {
+        step for steps in orders["steps"] for step in steps}
+
+
+def test_a_read_that_saw_a_write_may_then_miss_it_no_monotonic_reads(table):
+    def writer():
+        table.put_item(Item={**A, "balance": 1})
+
+    def reader():
+        return balance(table, A), balance(table, A)
+
+    def model_writer():
+        yield ("write", "a", lambda _: 1)
+
+    def model_reader():
+        first = yield ("read", "a", "eventual")
+        second = yield ("read", "a", "eventual")
+        return first, second
+    orders = explore({"writer": writer, "reader": reader}, start(table, a=0), lambda _: True, consistency="dynamodb")
+    expected = model_outcomes([model_writer, model_reader], {"a": 0})
+    assert outcomes(orders, "writer", "reader") == expected
+    assert (None, (1, 0)) in expected, "the model allows a newer read then an older one"
+
+
+def test_strongly_consistent_reads_are_never_stale(table):
+    def writer():
+        table.put_item(Item={**A, "balance": 1})
+
+    def reader():
+        return balance(table, A, consistent=True)
+    orders = explore({"writer": writer, "reader": reader}, start(table, a=0), lambda _: True, consistency="dynamodb")
+    assert len(orders) == 2 and outcomes(orders, "reader") == {(0,), (1,)}
+
+
+def transfer(client):
+    """Move 10 from A to B in one transaction; 'OK' or the error code."""
+    def send():
+        client.transact_write_items(TransactItems=[
+            {"Update": {"TableName": TABLE, "Key": A, "UpdateExpression": "SET balance = balance - :a",
+                        "ExpressionAttributeValues": {":a": 10}}},
+            {"Update": {"TableName": TABLE, "Key": B, "UpdateExpression": "SET balance = balance + :a",
+                        "ExpressionAttributeValues": {":a": 10}}}])
+        return "OK"
+    return send
+
+
+def model_transfer():
+    yield ("transact", [("a", lambda v: v - 10), ("b", lambda v: v + 10)])
+    return "OK"
+
+
+def test_a_batch_get_can_see_half_a_transfer_and_transact_get_never_does(lab, table):
+    def batch():
+        found = lab.client.batch_get_item(RequestItems={TABLE: {"Keys": [A, B], "ConsistentRead": True}})
+        return tuple(int(item["balance"]) for item in sorted(found["Responses"][TABLE], key=lambda i: i["PK"]))
+
+    def transact_get():
+        try:
+            found = lab.client.transact_get_items(TransactItems=[{"Get": {"TableName": TABLE, "Key": key}}
+                                                                 for key in (A, B)])
+        except lab.client.exceptions.TransactionCanceledException:
+            return "TransactionCanceledException"
+        return tuple(int(response["Item"]["balance"]) for response in found["Responses"])
+
+    def model_batch():
+        return (yield ("batch", ["a", "b"]))
+
+    def model_transact_get():
+        return (yield ("transactget", ["a", "b"]))
+    reset = start(table, a=100, b=100)
+    fractured = explore({"transfer": transfer(lab.client), "reader": batch}, reset, lambda _: True,
+                        consistency="dynamodb")
+    snapshot = explore({"transfer": transfer(lab.client), "reader": transact_get}, reset, lambda _: True,
+                       consistency="dynamodb")
+    assert outcomes(fractured, "transfer", "reader") == model_outcomes(
+        [model_transfer, model_batch], {"a": 100, "b": 100})
+    assert outcomes(snapshot, "transfer", "reader") == model_outcomes(
+        [model_transfer, model_transact_get], {"a": 100, "b": 100})
+    assert {reader for _, reader in outcomes(fractured, "transfer", "reader")} == {
+        (100, 100), (90, 100), (100, 110), (90, 110)}
+    assert {reader for _, reader in outcomes(snapshot, "transfer", "reader")} == {
+        (100, 100), (90, 110), "TransactionCanceledException"}
+
+
+def test_a_write_to_an_item_of_an_ongoing_transfer_meets_a_transaction_conflict(lab, table):
+    def withdraw():
+        try:
+            table.update_item(Key=B, UpdateExpression="SET balance = balance - :a", ExpressionAttributeValues={":a": 5})
+        except lab.client.exceptions.TransactionConflictException:
+            return "TransactionConflictException"
+        return "OK"
+
+    def model_withdraw():
+        return (yield ("write", "b", lambda v: v - 5))
+    orders = explore({"transfer": transfer(lab.client), "withdraw": withdraw}, start(table, a=100, b=100),
+                     lambda _: True, consistency="dynamodb")
+    assert outcomes(orders, "transfer", "withdraw") == model_outcomes(
+        [model_transfer, model_withdraw], {"a": 100, "b": 100})
+    assert ("OK", "TransactionConflictException") in outcomes(orders, "transfer", "withdraw")
+    assert any("transfer+1" in schedule for schedule in orders["schedule"])
+
+
+def test_the_stepper_offers_a_stale_answer_and_a_reveal_as_moves(lab, table):
+    def writer():
+        table.put_item(Item={**A, "balance": 1})
+
+    def reader():
+        return balance(table, A)
+    stepper = Stepper({"writer": writer, "reader": reader}, start(table, a=0), consistency="dynamodb")
+    try:
+        assert stepper.moves() == {"writer": "PutItem {PK: 'ACCOUNT#a', SK: 'BALANCE', balance: 1}",
+                                   "reader": "GetItem {PK: 'ACCOUNT#a', SK: 'BALANCE'}"}
+        stepper.step("writer")
+        moves = stepper.moves()
+        assert list(moves) == ["reader", "reader~1"]
+        assert moves["reader~1"].endswith("answered stale: {PK: 'ACCOUNT#a', SK: 'BALANCE'} without writer's PutItem")
+        stepper.step("reader~1")
+        assert stepper.results == {"writer": None, "reader": 0}
+    finally:
+        stepper.close()
+    stepper = Stepper({"transfer": transfer(lab.client)}, start(table, a=100, b=100), consistency="dynamodb")
+    try:
+        stepper.step("transfer")
+        assert list(stepper.moves()) == ["transfer+0", "transfer+1"]
+        stepper.step("transfer+1")
+        assert balance(table, B, consistent=True) == 110 and balance(table, A, consistent=True) == 100
+        stepper.step("transfer+0")
+        assert stepper.results == {"transfer": "OK"}
+    finally:
+        stepper.close()
+
+
+def test_a_default_read_during_a_transfer_never_shows_an_item_before_it_is_visible(lab, table):
+    def reader():
+        return balance(table, A), balance(table, B)
+
+    def model_reader():
+        first = yield ("read", "a", "eventual")
+        second = yield ("read", "b", "eventual")
+        return first, second
+    orders = explore({"transfer": transfer(lab.client), "reader": reader}, start(table, a=100, b=100),
+                     lambda _: True, consistency="dynamodb")
+    assert outcomes(orders, "transfer", "reader") == model_outcomes(
+        [model_transfer, model_reader], {"a": 100, "b": 100})
+
+
+def test_an_index_read_after_the_write_may_still_miss_it_but_never_unsees_it(lab):
+    users = fresh_table("p28-gsi-consistency", lab)
+    user = {"PK": "USER#1", "SK": "PROFILE", "GSI1PK": "EMAIL#a", "GSI1SK": "USER#1"}
+
+    def reset():
+        users.delete_item(Key={"PK": "USER#1", "SK": "PROFILE"})
+
+    def sign_up_then_look():
+        users.put_item(Item=user)
+        return tuple(len(users.query(IndexName="GSI1", KeyConditionExpression="GSI1PK = :e",
+                                     ExpressionAttributeValues={":e": "EMAIL#a"})["Items"]) for _ in range(2))
+    orders = explore({"ana": sign_up_then_look}, reset, lambda _: True, consistency="dynamodb")
+    assert outcomes(orders, "ana") == {((1, 1),), ((0, 1),), ((0, 0),)}
