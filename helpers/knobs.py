@@ -11,7 +11,7 @@ lose_response="PutItem" the next PutItem is applied, then its response is lost, 
 transaction_conflict=1  the next TransactWriteItems is cancelled with reason TransactionConflict and nothing is
                         applied, as when another transaction holds its items (conflict_matching="text": only
                         requests whose body contains it, and only the actions that contain it are contested)
-0 or None turns a knob off. Only the lab server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable,
+0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the three consistency knobs on at once. Only the lab server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable,
 so notebooks check `lab.kind == "embedded"` first.
 """
 import json
@@ -34,6 +34,21 @@ def set_knobs(lab, quiet=False, **values):
     if not quiet:
         announce(lab)
     return knob_values
+
+
+AS_WEAK_AS_DYNAMODB = {"stale_reads": [0.01, 0.1], "gsi_lag": [0.1, 1.0], "transaction_window": [0.01, 0.05]}
+CONSISTENCY_KNOBS = tuple(AS_WEAK_AS_DYNAMODB)
+STRONGER = {"stale_reads": "default reads are never stale", "transaction_window": "transactions never conflict",
+            "gsi_lag": "indexes never lag"}
+
+
+def as_weak_as_dynamodb(lab, on=True, quiet=False):
+    """Turn on (or, with on=False, off) every weakness DynamoDB documents: default reads that may be stale,
+    transactions that stay ongoing (and conflict), indexes that trail. AWS publishes no figures for these delays;
+    the lab's choices are a follower 10-100 ms behind, an index 0.1-1 s behind (AWS re:Post: writes "propagate to
+    a GSI within 1 second") and a transaction ongoing 10-50 ms."""
+    values = AS_WEAK_AS_DYNAMODB if on else dict.fromkeys(CONSISTENCY_KNOBS)
+    return set_knobs(lab, quiet=quiet, **values)
 
 
 def reset_knobs(lab, quiet=False):
@@ -67,14 +82,20 @@ def knobs(lab, quiet=False, **values):
 
 
 def knob_note(lab):
-    """'; teaching knobs on: ...' for the backend banner while any knob is on, else ''."""
+    """For the backend banner: which teaching knobs are on, and while the consistency knobs are off, that the
+    server is stronger than DynamoDB and how to make it as weak."""
     if lab.kind != "embedded":
         return ""
     try:
-        description = call(lab, "GET")["description"]
+        reply = call(lab, "GET")
     except KnobsUnavailable:
         return ""
-    return f"; teaching knobs on: {description}" if description else ""
+    note = f"; teaching knobs on: {reply['description']}" if reply["description"] else ""
+    stronger = [words for name, words in STRONGER.items() if not reply["knobs"][name]]
+    if stronger:
+        note += (f".\nStronger than DynamoDB: {', '.join(stronger[:-1])}{' and ' if len(stronger) > 1 else ''}"
+                 f"{stronger[-1]}; as_weak_as_dynamodb(lab) makes it as weak")
+    return note
 
 
 def announce(lab):

@@ -189,19 +189,20 @@ def wait_visibly(seconds, why):
 
 
 class StepThrough:
-    """'You are the scheduler': one button per client sends that client's next request; the state after each step.
+    """'You are the scheduler': a button per move sends a client's next request (with consistency="dynamodb",
+    also one per other answer DynamoDB may give a read, and one per item of an ongoing transaction to make
+    visible); the state after each step.
 
     Built by step_through(). Also driven from code: step("alice"), replay(schedule), reset(); `history`,
-    `verdict` and `state` hold what the panel shows.
+    `verdict` and `state` hold what the panel shows; `buttons` has each client's first move, `move_buttons` every move.
     """
 
-    def __init__(self, clients, reset, check=None, show=None, orders=None, title="You are the scheduler"):
-        self.stepper = explore.Stepper(clients, reset, check)
+    def __init__(self, clients, reset, check=None, show=None, orders=None, title="You are the scheduler",
+                 consistency=explore.DEFAULT_CONSISTENCY):
+        self.stepper = explore.Stepper(clients, reset, check, consistency=consistency)
         self.show_state = show
         self.state = None
-        self.buttons = {name: widgets.Button(layout=widgets.Layout(width="auto")) for name in clients}
-        for name, button in self.buttons.items():
-            button.on_click(lambda _, name=name: self.act(self.step, name))
+        self.buttons, self.move_buttons, self.moves_view = {}, {}, widgets.VBox()
         self.reset_button = widgets.Button(description="Reset", icon="undo")
         self.reset_button.on_click(lambda _: self.act(self.reset))
         self.schedules = widgets.Dropdown(options=schedule_options(orders), description="order",
@@ -210,7 +211,7 @@ class StepThrough:
         self.replay_button.on_click(lambda _: self.act(self.replay, self.schedules.value))
         replaying = [self.schedules, self.replay_button] if orders is not None and len(orders) else []
         self.steps_view, self.verdict_view, self.output = widgets.HTML(), widgets.HTML(), widgets.Output()
-        self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), *self.buttons.values(),
+        self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), self.moves_view,
                                   widgets.HBox([self.reset_button, *replaying]), self.steps_view, self.output,
                                   self.verdict_view])
         self.refresh()
@@ -222,9 +223,10 @@ class StepThrough:
         except Exception as failure:  # a button has no cell to raise into
             self.verdict_view.value = f"<span style='color:#b00'>{type(failure).__name__}: {failure}</span>"
 
-    def step(self, name):
-        """Send `name`'s held request to DynamoDB; return the request."""
-        request = self.stepper.step(name)
+    def step(self, move):
+        """Make one move: send a client's held request ("alice", or "alice~1" for another answer to a read), or
+        make an item of its ongoing transaction visible ("alice+0"); return the step."""
+        request = self.stepper.step(move)
         self.refresh()
         return request
 
@@ -255,13 +257,21 @@ class StepThrough:
 
     def refresh(self):
         """Relabel the buttons, list the steps, show the state and the verdict."""
-        held = self.stepper.held
-        for name, button in self.buttons.items():
-            if name in held:
-                button.description, button.disabled = f"{name} ▶ {held[name].summary}", False
-            else:
-                result = self.stepper.results.get(name)
-                button.description, button.disabled = f"{name}: done, returned {explore.describe(result)}", True
+        moves = self.stepper.moves()
+        self.buttons, self.move_buttons, rows = {}, {}, []
+        for name in self.stepper.clients:
+            for move in [move for move in moves if explore.parse_move(move)[0] == name] or [name]:
+                button = widgets.Button(layout=widgets.Layout(width="auto"))
+                button.on_click(lambda _, move=move: self.act(self.step, move))
+                if move in moves:
+                    button.description = f"{name} ▶ {moves[move]}"
+                    self.move_buttons[move] = button
+                else:
+                    result = self.stepper.results.get(name)
+                    button.description, button.disabled = f"{name}: done, returned {explore.describe(result)}", True
+                self.buttons.setdefault(name, button)
+                rows.append(button)
+        self.moves_view.children = rows
         listed = "".join(f"<li><code>{html.escape(request.client)} ▶ {html.escape(request.summary)}</code> "
                          f"<b>→ {html.escape(request.reply or '…')}</b></li>" for request in self.stepper.steps)
         self.steps_view.value = f"<b>Steps so far</b><ol>{listed}</ol>" if listed else "<i>No step yet: press a client.</i>"
@@ -286,6 +296,7 @@ def schedule_options(orders):
             for steps, schedule, ok in zip(ranked["steps"], ranked["schedule"], ranked["ok"])]
 
 
-def step_through(clients, reset, check=None, show=None, orders=None, title="You are the scheduler"):
+def step_through(clients, reset, check=None, show=None, orders=None, title="You are the scheduler",
+                 consistency=explore.DEFAULT_CONSISTENCY):
     """A panel that lets the learner release the clients' requests one at a time (see StepThrough)."""
-    return StepThrough(clients, reset, check, show, orders, title)
+    return StepThrough(clients, reset, check, show, orders, title, consistency)

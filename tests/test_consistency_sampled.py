@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers import fresh_table
-from helpers.knobs import get_knobs, set_knobs
+from helpers.knobs import as_weak_as_dynamodb, get_knobs, set_knobs
 
 TABLE = "p25-transactions"
 A = {"PK": "ACCOUNT#a", "SK": "BALANCE"}
@@ -167,3 +167,34 @@ def test_an_index_trails_its_table_by_gsi_lag(lab):
                         ExpressionAttributeValues={":e": "EMAIL#a"})["Items"]
     assert found == []
     assert table.get_item(Key={"PK": "USER#1", "SK": "PROFILE"}, ConsistentRead=True)["Item"]["GSI1PK"] == "EMAIL#a"
+
+
+def test_the_banner_says_the_server_is_stronger_than_dynamodb_until_one_call_makes_it_as_weak(lab):
+    assert "Stronger than DynamoDB" in lab.banner and "as_weak_as_dynamodb(lab)" in lab.banner
+    as_weak_as_dynamodb(lab, quiet=True)
+    assert {name: get_knobs(lab)[name] for name in ("stale_reads", "gsi_lag", "transaction_window")} == {
+        "stale_reads": [0.01, 0.1], "gsi_lag": [0.1, 1.0], "transaction_window": [0.01, 0.05]}
+    assert "Stronger" not in lab.banner and "stale_reads 0.01-0.1 s" in lab.banner
+    as_weak_as_dynamodb(lab, on=False, quiet=True)
+    assert "Stronger than DynamoDB" in lab.banner
+
+
+def test_as_weak_as_dynamodb_a_racy_read_then_conditional_write_still_never_breaks_its_invariant(lab, table):
+    as_weak_as_dynamodb(lab, quiet=True)
+    table.put_item(Item={**A, "balance": 100})
+    refused = []
+
+    def withdraw():
+        table.get_item(Key=A)  # a default read, as the code before the write might make: it may be stale
+        try:
+            table.update_item(Key=A, UpdateExpression="SET balance = balance - :a", ConditionExpression="balance >= :a",
+                              ExpressionAttributeValues={":a": 30})
+        except ClientError as error:
+            refused.append(code(error))
+    threads = [threading.Thread(target=withdraw) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert table.get_item(Key=A, ConsistentRead=True)["Item"]["balance"] == 10
+    assert refused == ["ConditionalCheckFailedException"] * 5

@@ -54,14 +54,16 @@ def test_a_fresh_server_has_every_knob_off(standalone_server):
 def test_the_banner_says_which_knobs_are_on(lab):
     assert "knobs" not in lab.banner
     set_knobs(lab, quiet=True, gsi_lag=LAG, lose_response="PutItem")
-    assert lab.banner.endswith("; teaching knobs on: gsi_lag 0.4 s, lose_response next 1 PutItem")
+    assert lab.banner.endswith("; teaching knobs on: gsi_lag 0.4 s, lose_response next 1 PutItem.\nStronger than "
+                               "DynamoDB: default reads are never stale and transactions never conflict; "
+                               "as_weak_as_dynamodb(lab) makes it as weak")
     reset_knobs(lab, quiet=True)
     assert "knobs" not in lab.banner
 
 
 def test_set_knobs_prints_the_banner_with_the_knob(lab, capsys):
     set_knobs(lab, latency=[0.01, 0.02])
-    assert capsys.readouterr().out.strip().endswith("teaching knobs on: latency 0.01-0.02 s")
+    assert "teaching knobs on: latency 0.01-0.02 s.\n" in capsys.readouterr().out
 
 
 def test_a_lost_response_is_applied_and_retried_by_the_sdk(lab, table):

@@ -94,6 +94,13 @@ class History:
         """The copy that answers for this item: an index copy only for items written since the index existed."""
         return LEADER if copy_name.startswith("index ") and copy_name not in self.ready[-1] else copy_name
 
+    def compact(self, now):
+        """Forget the versions no copy can show any more (sampled only: explored choices name versions by place)."""
+        oldest = min((self.position(name, now) for name in self.ready[-1]), default=0)
+        if oldest:
+            del self.images[:oldest], self.writers[:oldest], self.ready[:oldest]
+            self.ready[0] = {}
+
     def settled(self, now):
         """True when every copy holds the newest version."""
         return all(time_ <= now for time_ in self.ready[-1].values())
@@ -157,6 +164,9 @@ class Model:
         for item_id in [item_id for item_id, history in self.histories.items()
                         if item_id not in self.locked and history.settled(now)]:
             del self.histories[item_id]
+        if self.mode == "sampled":
+            for history in self.histories.values():
+                history.compact(now)
 
     def end_transaction(self, number):
         """The transaction is no longer ongoing: its items can be written again."""
