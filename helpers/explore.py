@@ -14,7 +14,12 @@ On the lab server the explorer also makes every choice DynamoDB's consistency le
 each item of a transaction becomes visible. A step (a "move", as a schedule names it) is then one of:
 - "alice": release alice's held request (a read gets the newest answer the model allows);
 - "alice~2": release alice's held read with its 2nd other answer (an older version of some item);
-- "alice+1": make item 1 of alice's ongoing transaction visible; the last one ends it and her call returns.
+- "alice+1": make item 1 of alice's ongoing transaction visible; the last one ends it and her call returns;
+- with faults=("lost_response", "crash"), a write may also be released as "alice!lost" (applied, then its
+  response lost on the way back: the SDK retries it, a step of its own) or "alice!crash" (applied, then alice's
+  process dies: the rest of her function never runs, and her result is a Crashed). Each fault happens at most
+  once per order; a crash after a read leaves the state a crash after the request before it leaves, so it is
+  offered after writes only.
 consistency="dynamodb" asks for those choices. The default is still consistency="strong": every read answered as
 if strongly consistent, each transaction applied at once, as the notebooks' counts were derived; it becomes
 "dynamodb" once they are re-derived. On DynamoDB Local or AWS the explorer can only choose the order of requests.
@@ -43,6 +48,10 @@ ANSWER_ID = "lab-explore-answer"
 CONSISTENCIES = ("dynamodb", "strong")
 DEFAULT_CONSISTENCY = "strong"
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
+WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
+FAULTS = ("lost_response", "crash")
+FAULT_MOVES = {"lost_response": "lost", "crash": "crash"}
+FAULT_WORDS = {"lost": "response lost, the SDK retries", "crash": "then the client crashes"}
 CONSISTENCY_PATH = "/lab/consistency"
 ONLY_ORDERS = ("Exploring orders only: on {kind} the explorer cannot choose which copy answers a read or when a "
                "transaction's items become visible, so it counts only the orders of the requests.")
@@ -60,6 +69,13 @@ class Stopped(BaseException):
     """Raised in a held client when its run is stopped; not an Exception, so `except Exception` cannot keep it."""
 
 
+class Crashed(BaseException):
+    """A client's process died right after a request was applied: the rest of its function never ran (its result)."""
+
+    def __str__(self):
+        return f"crashed after its {self.args[0]}"
+
+
 CURRENT = threading.local()  # on a client thread: .run (its Run) and .name (its client name)
 EXPLORING = threading.Lock()
 
@@ -72,17 +88,25 @@ class Request:
         self.answer, self.reply = None, None
         self.choices = []
         self.choice = None
+        self.fault = None
 
     @property
     def label(self):
-        """'alice: GetItem', as the explorer's `steps` column writes a step; a stale answer says what it missed."""
+        """'alice: GetItem', as the explorer's `steps` column writes a step; a stale answer says what it missed,
+        a fault what happened."""
         if self.choice and self.choice["label"] != "latest":
             return f"{self.client}: {self.operation} ({self.choice['label']})"
+        if self.fault:
+            return f"{self.client}: {self.operation} ({FAULT_WORDS[self.fault]})"
         return f"{self.client}: {self.operation}"
 
-    def moves(self):
-        """The moves releasing this request: one per answer the model allows a read, else just the client."""
-        return [self.client] + [f"{self.client}~{place}" for place in range(1, len(self.choices))]
+    def moves(self, faults=()):
+        """The moves releasing this request: one per answer the model allows a read, one per fault a write may
+        meet (of `faults`, those still unused in this order), else just the client."""
+        moves = [self.client] + [f"{self.client}~{place}" for place in range(1, len(self.choices))]
+        if self.operation in WRITES:
+            moves += [f"{self.client}!{FAULT_MOVES[fault]}" for fault in faults]
+        return moves
 
     @property
     def summary(self):
@@ -151,11 +175,13 @@ def hold_request(request, event_name, **_):
         operation = event_name.rpartition(".")[2]
         held = Request(CURRENT.name, operation, json.loads(request.body or b"{}"), request)
         run.hold(CURRENT.name, held)
+        if held.fault == "lost":
+            request.headers["X-Lab-Lose-Response"] = "1"
         if run.modelled:
-            request.headers["X-Lab-Step"] = held.label.split(" (")[0]
+            request.headers["X-Lab-Step"] = f"{held.client}: {operation}"
             if held.choice is not None:
                 request.headers["X-Lab-Read-Choice"] = json.dumps(held.choice["versions"])
-            if operation == "TransactWriteItems":
+            if operation == "TransactWriteItems" and held.fault != "lost":
                 request.headers["X-Lab-Hold-Transaction"] = "1"
 
 
@@ -167,10 +193,12 @@ def note_answer(response, caught_exception, **_):
         if caught_exception is not None:
             run.answered(CURRENT.name, type(caught_exception).__name__, {})
             return
-        run.answered(CURRENT.name, response[1].get("Error", {}).get("Code") or "OK", response[1])
+        request = run.answered(CURRENT.name, response[1].get("Error", {}).get("Code") or "OK", response[1])
         ongoing = response[0].headers.get("x-lab-transaction")
         if ongoing and run.modelled:
             run.hold_transaction(CURRENT.name, json.loads(ongoing))
+        if request.fault == "crash":
+            raise Crashed(request.operation)
 
 
 def reply_summary(operation, answer, parsed):
@@ -226,11 +254,12 @@ class Workers:
 class Run:
     """One schedule in progress: each client running on its thread, held at a request, or done."""
 
-    def __init__(self, clients, timeout=CLIENT_TIMEOUT, server=None):
+    def __init__(self, clients, timeout=CLIENT_TIMEOUT, server=None, faults=()):
         self.clients = clients
         self.timeout = timeout
         self.server = server
         self.modelled = server is not None
+        self.faults = list(faults)
         self.changed = threading.Condition()
         self.running = set(clients)
         self.since = {name: time.monotonic() for name in clients}
@@ -254,6 +283,8 @@ class Run:
             result = self.clients[name]()
         except Stopped:
             result = None
+        except Crashed as crash:
+            result = crash
         except Exception as error:  # the client's exception is its result, for check() to judge
             result = error
         finally:
@@ -289,6 +320,7 @@ class Run:
         request = next(request for request in reversed(self.steps)
                        if request.client == name and isinstance(request, Request))
         request.answer, request.reply = answer, reply_summary(request.operation, answer, parsed)
+        return request
 
     def settle(self):
         """Wait until no client is running; name any that neither sends a request nor finishes in time."""
@@ -312,7 +344,10 @@ class Run:
             return self.reveal(held, place)
         with self.changed:
             request = self.held.pop(name)
-            request.choice = request.choices[place] if request.choices else None
+            request.choice = request.choices[place if kind == "~" else 0] if request.choices else None
+            if kind == "!":
+                request.fault = place
+                self.faults.remove(next(fault for fault, word in FAULT_MOVES.items() if word == place))
             self.running.add(name)
             self.since[name] = time.monotonic()
             self.steps.append(request)
@@ -348,7 +383,7 @@ class Run:
             held = self.held[name]
             if self.modelled and isinstance(held, Request) and held.operation in READS:
                 held.choices = self.server.choices(held)
-            moves += held.moves()
+            moves += held.moves(self.faults) if isinstance(held, Request) else held.moves()
         return moves
 
     def stop(self):
@@ -364,11 +399,14 @@ class Run:
 
 
 def parse_move(move):
-    """(client, kind, place) of a move: ("alice", "", 0), ("alice", "~", 2) or ("alice", "+", 1)."""
+    """(client, kind, place) of a move: ("alice", "", 0), ("alice", "~", 2), ("alice", "+", 1), ("alice", "!", "lost")."""
     for kind in ("~", "+"):
         name, sign, place = move.rpartition(kind)
         if sign and place.isdigit():
             return name, kind, int(place)
+    name, sign, fault = move.rpartition("!")
+    if sign and fault in FAULT_MOVES.values():
+        return name, "!", fault
     return move, "", 0
 
 
@@ -434,6 +472,13 @@ def modelled(server):
         server.sampled()
 
 
+def check_faults(faults):
+    """Raise a clear error unless faults names only the faults the explorer can make."""
+    unknown = [fault for fault in faults if fault not in FAULTS]
+    if isinstance(faults, str) or unknown:
+        raise ValueError(f"faults must be a tuple of {', '.join(map(repr, FAULTS))}; got {faults!r}")
+
+
 def check_clients(clients):
     """Raise a clear error unless clients is a non-empty dict of name -> function of no arguments."""
     if not isinstance(clients, dict) or not clients:
@@ -473,14 +518,14 @@ def start_state(reset, server):
         server.post({"settle": True})
 
 
-def run_schedule(clients, reset, prefix, timeout, workers, server=None):
+def run_schedule(clients, reset, prefix, timeout, workers, server=None, faults=()):
     """Run one schedule: follow `prefix`, then always the first move possible; return (run, choices).
 
     prefix and choices are lists of (move chosen, moves that were possible); along the prefix the same
     moves must be possible as when it was first run, or the scenario does not repeat itself.
     """
     start_state(reset, server)
-    run = Run(clients, timeout, server)
+    run = Run(clients, timeout, server, faults)
     choices = []
     try:
         run.start(workers)
@@ -533,12 +578,13 @@ def too_many(max_schedules, first_run):
 
 
 def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, timeout=CLIENT_TIMEOUT,
-            consistency=DEFAULT_CONSISTENCY):
+            consistency=DEFAULT_CONSISTENCY, faults=()):
     """Run every order in which the clients' requests can reach DynamoDB; one row per schedule.
 
     consistency="dynamodb" (on the lab server) also runs every answer DynamoDB's consistency allows each
     eventually consistent or index read, and every order in which a transaction's items become visible;
     consistency="strong" answers every read as if strongly consistent and applies each transaction at once.
+    faults: ("lost_response", "crash") or either, to explore those faults too (see the module docstring).
 
     clients: {name: function of no arguments}; every request it sends through the lab's client is a step.
     reset(): restores the starting state before each schedule. check(results) -> True when the invariant
@@ -548,6 +594,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     results, ok, and doomed_at (see `doomed_steps`).
     """
     check_clients(clients)
+    check_faults(faults)
     lab = lab or connect(quiet=True)
     server = model_server(lab, consistency)
     install_hold(lab.client)
@@ -556,7 +603,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
-            run, choices = run_schedule(clients, reset, prefix, timeout, workers, server)
+            run, choices = run_schedule(clients, reset, prefix, timeout, workers, server, faults)
             first = first or run
             results = {name: run.results[name] for name in clients}
             rows.append({"schedule": tuple(run.taken),
@@ -591,12 +638,12 @@ def doomed_steps(frame):
 
 
 def replay(clients, reset, schedule, check=None, *, lab=None, timeout=CLIENT_TIMEOUT,
-           consistency=DEFAULT_CONSISTENCY):
+           consistency=DEFAULT_CONSISTENCY, faults=()):
     """Run one schedule with its transcript printed, each request under the client that sent it; return results.
 
     With `check`, returns (results, ok).
     """
-    stepper = Stepper(clients, reset, check, lab=lab, timeout=timeout, consistency=consistency)
+    stepper = Stepper(clients, reset, check, lab=lab, timeout=timeout, consistency=consistency, faults=faults)
     try:
         for name in schedule:
             request = stepper.step(name)
@@ -616,8 +663,10 @@ class Stepper:
     """One schedule played by hand: step(name) releases that client's held request; reset() starts over."""
 
     def __init__(self, clients, reset, check=None, *, lab=None, timeout=CLIENT_TIMEOUT,
-                 consistency=DEFAULT_CONSISTENCY):
+                 consistency=DEFAULT_CONSISTENCY, faults=()):
         check_clients(clients)
+        check_faults(faults)
+        self.faults = faults
         self.clients, self.reset_state, self.check, self.timeout = clients, reset, check, timeout
         self.lab = lab or connect(quiet=True)
         self.server = model_server(self.lab, consistency)
@@ -633,7 +682,7 @@ class Stepper:
             if self.server is not None:
                 self.server.explore()
             start_state(self.reset_state, self.server)
-            self.run = Run(self.clients, self.timeout, self.server)
+            self.run = Run(self.clients, self.timeout, self.server, self.faults)
             try:
                 self.run.start(self.workers)
             except BaseException:
@@ -680,6 +729,8 @@ class Stepper:
             held = self.run.held[name]
             if kind == "+":
                 described[move] = f"{held.request.operation}: make {held.items[place]} visible"
+            elif kind == "!":
+                described[move] = f"{held.summary}, {FAULT_WORDS[place]}"
             elif held.choices and len(held.choices) > 1:
                 described[move] = f"{held.summary}, answered {held.choices[place]['label']}"
             else:
@@ -724,7 +775,9 @@ class Stepper:
 
 
 def describe(result):
-    """A client's result in a few words: the value it returned, or the error code it raised."""
+    """A client's result in a few words: the value it returned, the error code it raised, or its crash."""
+    if isinstance(result, Crashed):
+        return str(result)
     if isinstance(result, ClientError):
         return result.response["Error"]["Code"]
     if isinstance(result, Exception):

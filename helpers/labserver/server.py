@@ -31,6 +31,7 @@ LAB_PREFIX = "/lab/"
 KNOBS_PATH = "/lab/knobs"
 CONSISTENCY_PATH = "/lab/consistency"
 CHOICES_HEADER = "X-Lab-Choices"
+LOSE_HEADER = "X-Lab-Lose-Response"  # the explorer's lost response: applied, then the connection is dropped
 STREAMS_SERVICE = "DynamoDBStreams_20120810"
 MAX_LINE = 65536
 MAX_HEADERS = 100
@@ -62,7 +63,8 @@ class Engine:
         knobs, model = self.knobs, self.model
         if not knobs.on and not model.active:
             with self.lock:
-                return self.apply(url, headers, body, target, params)
+                reply = self.apply(url, headers, body, target, params)
+            return None if headers.get(LOSE_HEADER) else reply
         if headers.get(CHOICES_HEADER):
             return self.choices(url, headers, body, target, params)
         knobs.wait()
@@ -75,7 +77,7 @@ class Engine:
                                             lambda: self.apply(url, headers, body, target, params))
             except ChoiceError as error:
                 return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
-            if knobs.loses(target, body):
+            if knobs.loses(target, body) or headers.get(LOSE_HEADER):
                 reply = None
         if until is not None:
             time.sleep(max(until - time.monotonic(), 0))
