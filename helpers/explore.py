@@ -202,7 +202,10 @@ def note_answer(response, caught_exception, **_):
 
 
 def reply_summary(operation, answer, parsed):
-    """What an answer said, in a few words: the error code, the item read, the attributes returned, or 'OK'."""
+    """What an answer said, in a few words: the error code (with a cancelled transaction's reasons), the item
+    read, the attributes returned, or 'OK'."""
+    if "CancellationReasons" in parsed:
+        return f"{answer} [{', '.join(reason.get('Code', 'None') for reason in parsed['CancellationReasons'])}]"
     if answer != "OK":
         return answer
     if operation == "GetItem":
@@ -376,15 +379,28 @@ class Run:
         """The clients holding a request, in the order the scenario names them."""
         return [name for name in self.clients if name in self.held]
 
-    def moves(self):
-        """Every move possible now, in the scenario's order of clients: a read's answers are asked of the server."""
+    def moves(self, answers=True):
+        """Every move possible now, in the scenario's order of clients; with answers=False a read's other answers
+        are left out (ask `answers(name)` once that client is chosen)."""
         moves = []
         for name in self.enabled:
             held = self.held[name]
-            if self.modelled and isinstance(held, Request) and held.operation in READS:
+            if answers and self.reads(held):
                 held.choices = self.server.choices(held)
             moves += held.moves(self.faults) if isinstance(held, Request) else held.moves()
         return moves
+
+    def reads(self, held):
+        """True when a held request is a read whose answer the model may choose."""
+        return self.modelled and isinstance(held, Request) and held.operation in READS
+
+    def answers(self, name):
+        """The moves releasing `name`'s held request: one per answer the model allows it now."""
+        held = self.held[name]
+        if not self.reads(held):
+            return [name]
+        held.choices = self.server.choices(held)
+        return held.moves()
 
     def stop(self):
         """Release every thread (each held request raises Stopped) and wait up to a second for them."""
@@ -522,7 +538,8 @@ def run_schedule(clients, reset, prefix, timeout, workers, server=None, faults=(
     """Run one schedule: follow `prefix`, then always the first move possible; return (run, choices).
 
     prefix and choices are lists of (move chosen, moves that were possible); along the prefix the same
-    moves must be possible as when it was first run, or the scenario does not repeat itself.
+    moves must be possible as when it was first run, or the scenario does not repeat itself. Choosing a read
+    is two decisions: which client, then (asked of the server only then) which of the read's answers.
     """
     start_state(reset, server)
     run = Run(clients, timeout, server, faults)
@@ -530,19 +547,26 @@ def run_schedule(clients, reset, prefix, timeout, workers, server=None, faults=(
     try:
         run.start(workers)
         while run.held:
-            enabled = tuple(run.moves())
-            if len(choices) < len(prefix):
-                chosen, expected = prefix[len(choices)]
-                if enabled != expected:
-                    raise ExplorationError(not_repeatable(choices, expected, enabled))
-            else:
-                chosen = enabled[0]
-            choices.append((chosen, enabled))
+            chosen = decide(tuple(run.moves(answers=False)), prefix, choices)
+            if chosen in run.held:
+                chosen = decide(tuple(run.answers(chosen)), prefix, choices)
             run.release(chosen)
     except BaseException:
         run.stop()
         raise
     return run, choices
+
+
+def decide(enabled, prefix, choices):
+    """The move to make among `enabled`: the prefix's while it lasts (it must offer the same moves), else the first."""
+    if len(choices) < len(prefix):
+        chosen, expected = prefix[len(choices)]
+        if enabled != expected:
+            raise ExplorationError(not_repeatable(choices, expected, enabled))
+    else:
+        chosen = enabled[0]
+    choices.append((chosen, enabled))
+    return chosen
 
 
 def not_repeatable(choices, expected, enabled):
@@ -591,7 +615,8 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     holds, given {name: what the client returned, or the exception it raised}. reset and check make
     requests freely: they are not steps. Nothing is printed (see `replay` for one schedule's transcript).
     Columns: schedule, steps, requests, answers ("OK" or the error code DynamoDB answered each step with),
-    results, ok, and doomed_at (see `doomed_steps`).
+    replies (what each answer said, with a cancelled transaction's reasons), results, ok, and doomed_at (see
+    `doomed_steps`).
     """
     check_clients(clients)
     check_faults(faults)
@@ -610,9 +635,10 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
                          "steps": tuple(request.label for request in run.steps),
                          "requests": tuple(request.summary for request in run.steps),
                          "answers": tuple(request.answer for request in run.steps),
+                         "replies": tuple(request.reply for request in run.steps),
                          "results": results, "ok": bool(check(results))})
             prefix = next_prefix(choices)
-    frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "results", "ok"])
+    frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok"])
     return frame.assign(doomed_at=doomed_steps(frame))
 
 

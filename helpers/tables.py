@@ -35,15 +35,16 @@ def fresh_table(name, lab=None):
 
 
 def scan_frame(table):
-    """Every item of a table as a DataFrame sorted by key, numbers as numbers."""
+    """Every item of a table as a DataFrame sorted by key, numbers as numbers (a strongly consistent Scan: the
+    table as it is, never a trailing copy)."""
     with tracing(False):
-        items, page = [], {}
+        items, page = [], {"ConsistentRead": True}
         while True:
             response = table.scan(**page)
             items += response["Items"]
             if "LastEvaluatedKey" not in response:
                 break
-            page = {"ExclusiveStartKey": response["LastEvaluatedKey"]}
+            page = {"ConsistentRead": True, "ExclusiveStartKey": response["LastEvaluatedKey"]}
         keys = [k["AttributeName"] for k in table.key_schema]
     frame = pd.DataFrame([plain(item) for item in items]).convert_dtypes()
     return frame.sort_values(keys).reset_index(drop=True) if len(frame) else frame

@@ -3,6 +3,8 @@
 Every order of 3 racy clients (GetItem then PutItem each: 90 orders) explored, against the same 90 orders
 played on one thread with no explorer: each order's reset, its six requests in that order, and the check.
 The ratio is what the explorer's threads and holds cost on top of the requests themselves (goal: at most 1.2).
+Then the explorations of DynamoDB's consistency model (consistency="dynamodb"), timed alone (goal: 5 s each):
+the same 3 racy clients with their default reads, and a two-item transfer against a BatchGetItem.
 """
 import statistics
 import sys
@@ -10,6 +12,9 @@ import time
 
 from helpers import connect, fresh_table, tracing
 from helpers.explore import explore
+
+MODEL_GOAL = 5.0
+A, B = {"PK": "ACCOUNT#a", "SK": "BALANCE"}, {"PK": "ACCOUNT#b", "SK": "BALANCE"}
 
 KEY = {"PK": "POST#hello-world", "SK": "STATS"}
 CLIENTS = ("alice", "bob", "carol")
@@ -63,6 +68,34 @@ def main(repeats=REPEATS):
     print(f"explorer, 3 racy clients, every order ({len(orders)}): {e:.2f} s (median of {repeats})")
     print(f"the same requests sent plainly on one thread:           {p:.2f} s")
     print(f"ratio explorer / plain: {e / p:.2f} (goal: at most 1.2)")
+    for name, (clients, reset, check) in (("3 racy clients, default reads", (clients, reset, check)),
+                                          ("a transfer against a BatchGetItem", transfer_scenario())):
+        began = time.perf_counter()
+        orders = explore(clients, reset, check, consistency="dynamodb")
+        took = time.perf_counter() - began
+        print(f"explorer as weak as DynamoDB, {name}: {len(orders)} behaviours in {took:.2f} s "
+              f"(goal: at most {MODEL_GOAL:g} s)")
+
+
+def transfer_scenario():
+    """(clients, reset, check): a transaction moving 10 from A to B, and a strongly consistent BatchGetItem of both."""
+    lab = connect(quiet=True)
+    table = fresh_table("p25-transactions", lab)
+
+    def transfer():
+        lab.client.transact_write_items(TransactItems=[
+            {"Update": {"TableName": table.name, "Key": key, "UpdateExpression": "SET balance = balance + :a",
+                        "ExpressionAttributeValues": {":a": amount}}} for key, amount in ((A, -10), (B, 10))])
+
+    def audit():
+        found = lab.client.batch_get_item(RequestItems={table.name: {"Keys": [A, B], "ConsistentRead": True}})
+        return sum(item["balance"] for item in found["Responses"][table.name])
+
+    def reset():
+        for key in (A, B):
+            table.put_item(Item={**key, "balance": 100})
+
+    return {"transfer": transfer, "audit": audit}, reset, lambda results: results["audit"] == 200
 
 
 if __name__ == "__main__":

@@ -2,14 +2,18 @@
 
 A checker module (one per notebook, e.g. helpers/checks/p22.py) describes an attack: how to set up
 fresh state, which calls to fire at once, and the invariant that must hold afterwards. `attack`
-first runs two calls (by default) in every order their requests can reach DynamoDB (helpers.explore)
-and reports the first order that breaks the invariant, the same every run; then it fires calls at
-growing concurrency, as real threads released together, and stops at the first run that breaks it.
+first runs two calls (by default) in every order their requests can reach DynamoDB, with every answer
+DynamoDB's consistency allows their reads and every moment their transactions' items can become visible
+(helpers.explore, consistency="dynamodb"; the faults an exercise opts in to as well), and reports the first
+order that breaks the invariant, the same every run; then it fires calls at growing concurrency, as real
+threads released together on a server as weak as DynamoDB (as_weak_as_dynamodb), and stops at the first
+run that breaks it.
 Last, one call meets a table that does not exist: an error that is not a refusal must come out of the
 learner's function, not be swallowed into an answer.
 """
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -18,6 +22,7 @@ from botocore.exceptions import ClientError
 
 from .. import explore, plots
 from ..backend import connect
+from ..knobs import AS_WEAK_AS_DYNAMODB, knobs
 from ..trace import tracing
 from ..widgets import step_through
 
@@ -111,55 +116,89 @@ class Scenario:
         return ", ".join(f"{name} {explore.describe(result)}" for name, result in results.items())
 
 
-def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES):
-    """Run the calls `arguments(state)` in every order; a failing Report for the first order that breaks, or None.
+def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES, faults=()):
+    """Run the calls `arguments(state)` in every order; a failing Report for the plainest order that breaks, or None.
 
     Returns (report or None, how many orders held, as words to end the passing message with).
     """
     with tracing(False):
         scenario = Scenario(learner, setup, arguments, invariant)
-    problems = {}
+    problems = []
 
     def check(results):
         held = scenario.check(results)
-        if not held:
-            problems.setdefault("first", (scenario.problem, scenario.log(results)))
+        problems.append((scenario.problem, scenario.log(results)))
         return held
 
-    orders = explore.explore(scenario.clients, scenario.reset, check, max_schedules=max_orders)
+    orders = explore.explore(scenario.clients, scenario.reset, check, max_schedules=max_orders,
+                             consistency="dynamodb", faults=faults)
     if orders["ok"].all():
         return None, f", and in all {len(orders)} orders of the exhaustive stage"
-    first = orders[~orders["ok"]].iloc[0]
-    problem, log = problems["first"]
+    place = min(orders.index[~orders["ok"]], key=lambda row: plainness(orders["schedule"][row]))
+    first = orders.loc[place]
+    problem, log = problems[place]
     *others, last = scenario.clients
     names = f"{', '.join(others)} and {last}" if others else last
     broken = int((~orders["ok"]).sum())
     message = (f"{' -> '.join(first['steps']) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
-               f"orders in which {names}'s requests can reach DynamoDB)")
+               f"orders in which {names}'s requests can reach DynamoDB){cause(first)}")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders), ""
 
 
+def plainness(schedule):
+    """How plain an order is, to report the plainest failing one: fewest stale answers and faults, then fewest
+    steps; among equals, the first explored."""
+    special = sum(explore.parse_move(move)[1] in ("~", "!") for move in schedule)
+    return special, len(schedule)
+
+
+CAUSES = (
+    ("then the client crashes", "a client crashed between two writes that belong together: the first stayed and "
+                                "the second never ran. Write them in one TransactWriteItems"),
+    ("response lost", "a response was lost and the SDK sent the write again, so it was applied twice. Make the "
+                      "write safe to repeat: a condition it fails the second time, or an idempotency key"),
+    ("(stale:", "a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. "
+                "Decide on ConsistentRead=True, or better, put the check in the write's ConditionExpression"),
+)
+
+
+def cause(order):
+    """' Why: ...' naming the likely mistake behind a failing order, from what its steps show, or ''."""
+    steps = " ".join(order["steps"])
+    found = [words for mark, words in CAUSES if mark in steps]
+    if any("TransactionConflict" in (reply or "") for reply in order["replies"]):
+        found.append("a TransactionConflict means another transaction was using the item at that moment, not that a "
+                     "condition failed: retry a conflict; report only a failed condition")
+    partial = [step for step in order["steps"] if step.split(": ", 1)[1].split(" ")[0] in ("BatchGetItem", "Query", "Scan")]
+    if partial and "visible" in steps:
+        found.append("a BatchGetItem, Query or Scan is read-committed: it can read part of a transaction. Read the "
+                     "items together with TransactGetItems for a snapshot")
+    return f". Why: {found[0]}" if found else ""
+
+
 def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES, orders_of=2, explore_setup=None,
-           max_orders=explore.MAX_SCHEDULES):
+           max_orders=explore.MAX_SCHEDULES, faults=()):
     """Explore `learner` in every order, then fire calls(n) at it concurrently for growing n; report the first break.
 
     setup() -> state; calls(state, n) -> list of argument tuples; invariant(state, log) -> None or a message.
     orders_of: how many calls the exhaustive stage runs in every order (calls(state, orders_of)), or a
     function state -> argument tuples for a scenario of its own. explore_setup: the exhaustive stage's
     setup when it must differ from the stress stage's (it must give the same state every time); max_orders:
-    beyond this many orders the exhaustive stage is skipped, and the report says so.
+    beyond this many orders the exhaustive stage is skipped, and the report says so; faults: the explorer's
+    faults the exercise's lesson is about ("lost_response", "crash").
     """
     if not callable(learner):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {learner!r}.")
     arguments = orders_of if callable(orders_of) else (lambda state: calls(state, orders_of))
     try:
-        report, explored = exhaustive(exercise, learner, explore_setup or setup, arguments, invariant, max_orders)
+        report, explored = exhaustive(exercise, learner, explore_setup or setup, arguments, invariant, max_orders,
+                                      faults)
     except explore.TooManyOrders as error:
         report, explored = None, f"; the exhaustive stage did not run: {error}"
     if report:
         return report
     log = None
-    with tracing(False):
+    with tracing(False), as_weak_as(connect(quiet=True)):
         for n in sizes:
             for _ in range(tries):
                 state = setup()
@@ -174,6 +213,16 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
     total = sum(sizes) * tries
     return Report(exercise, True, f"held in {len(sizes) * tries} runs of up to {sizes[-1]} concurrent calls ({total} "
                                   f"calls in all){explored}", sizes[-1], log)
+
+
+@contextmanager
+def as_weak_as(lab):
+    """The block runs with the lab server as weak as DynamoDB (nothing to change on DynamoDB Local or AWS)."""
+    if lab.kind != "embedded":
+        yield
+        return
+    with knobs(lab, quiet=True, **AS_WEAK_AS_DYNAMODB):
+        yield
 
 
 def is_table(value):
