@@ -93,3 +93,55 @@ def test_a_function_that_swallows_every_error_fails_with_the_error_it_hid(lab):
     report = check_increment(increment_that_swallows_every_error)
     assert not report.passed
     assert report.message.startswith(hidden_missing_table("increment"))
+
+
+# The exhaustive stage explores DynamoDB's consistency: the mistakes only a weaker store shows, with their cause.
+
+def numbered(table):
+    """The counter's next number: an ADD, then a default (eventually consistent) read of the result."""
+    table.update_item(Key=KEY, UpdateExpression="ADD #v :one", ExpressionAttributeNames={"#v": "views"},
+                      ExpressionAttributeValues={":one": 1})
+    return table.get_item(Key=KEY)["Item"]["views"]
+
+
+def own_increment_seen(table, log):
+    """The invariant of `numbered`: each call saw at least its own increment, and the numbers are distinct."""
+    numbers = list(log["result"])
+    if log["error"].notna().any():
+        return f"a call raised {log['error'].dropna().iloc[0]}"
+    if min(numbers) < 1 or len(set(numbers)) != len(numbers):
+        return f"the calls were told {sorted(numbers)}"
+    return None
+
+
+def test_a_decision_on_a_default_read_is_caught_with_its_stale_order_and_its_cause(lab):
+    report = attack("numbered", numbered, fresh_counter, lambda table, n: [(table,)] * n, own_increment_seen,
+                    sizes=(2,), tries=1, orders_of=lambda table: [(table,)])
+    assert not report.passed
+    assert report.message == (
+        "alice: UpdateItem -> alice: GetItem (stale: {PK: 'POST#hello-world', SK: 'STATS'} without alice's "
+        "UpdateItem): the calls were told [0] (in 1 of the 2 orders in which alice's requests can reach DynamoDB). "
+        "Why: a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. Decide "
+        "on ConsistentRead=True, or better, put the check in the write's ConditionExpression")
+    assert report.schedule == ("alice", "alice~1")
+
+
+def versioned_increment(table):
+    """Read (eventually consistent), then write only if the value is still the one read; retry on refusal."""
+    while True:
+        current = table.get_item(Key=KEY)["Item"]["views"]
+        try:
+            table.put_item(Item={**KEY, "views": current + 1}, ConditionExpression="#v = :seen",
+                           ExpressionAttributeNames={"#v": "views"}, ExpressionAttributeValues={":seen": current})
+            return
+        except table.meta.client.exceptions.ConditionalCheckFailedException:
+            continue
+
+
+def test_an_eventually_consistent_read_before_a_version_checked_write_passes_it_only_retries_more(lab):
+    report = check_increment(versioned_increment)
+    assert report.passed, report.message
+    strong = attack("increment", versioned_increment, fresh_counter, lambda table, n: [(table,)] * n,
+                    lost_updates, sizes=(2,), tries=1, consistency="strong")
+    explored = int(report.message.split("in all ")[1].split(" ")[0])
+    assert explored > int(strong.message.split("in all ")[1].split(" ")[0])

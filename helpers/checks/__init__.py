@@ -4,8 +4,8 @@ A checker module (one per notebook, e.g. helpers/checks/p22.py) describes an att
 fresh state, which calls to fire at once, and the invariant that must hold afterwards. `attack`
 first runs two calls (by default) in every order their requests can reach DynamoDB, with every answer
 DynamoDB's consistency allows their reads and every moment their transactions' items can become visible
-(helpers.explore, consistency="dynamodb"; the faults an exercise opts in to as well), and reports the first
-order that breaks the invariant, the same every run; then it fires calls at growing concurrency, as real
+(helpers.explore, consistency="dynamodb"), and reports the plainest order that breaks the invariant, the same
+every run; then it fires calls at growing concurrency, as real
 threads released together on a server as weak as DynamoDB (as_weak_as_dynamodb), and stops at the first
 run that breaks it.
 Last, one call meets a table that does not exist: an error that is not a refusal must come out of the
@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError
 
 from .. import explore, plots
 from ..backend import connect
-from ..knobs import AS_WEAK_AS_DYNAMODB, knobs
+from ..knobs import AS_WEAK_AS_DYNAMODB, knobs, settle_copies
 from ..trace import tracing
 from ..widgets import step_through
 
@@ -116,7 +116,8 @@ class Scenario:
         return ", ".join(f"{name} {explore.describe(result)}" for name, result in results.items())
 
 
-def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES, faults=()):
+def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES,
+               consistency="dynamodb"):
     """Run the calls `arguments(state)` in every order; a failing Report for the plainest order that breaks, or None.
 
     Returns (report or None, how many orders held, as words to end the passing message with).
@@ -131,7 +132,7 @@ def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explor
         return held
 
     orders = explore.explore(scenario.clients, scenario.reset, check, max_schedules=max_orders,
-                             consistency="dynamodb", faults=faults)
+                             consistency=consistency)
     if orders["ok"].all():
         return None, f", and in all {len(orders)} orders of the exhaustive stage"
     place = min(orders.index[~orders["ok"]], key=lambda row: plainness(orders["schedule"][row]))
@@ -152,20 +153,14 @@ def plainness(schedule):
     return special, len(schedule)
 
 
-CAUSES = (
-    ("then the client crashes", "a client crashed between two writes that belong together: the first stayed and "
-                                "the second never ran. Write them in one TransactWriteItems"),
-    ("response lost", "a response was lost and the SDK sent the write again, so it was applied twice. Make the "
-                      "write safe to repeat: a condition it fails the second time, or an idempotency key"),
-    ("(stale:", "a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. "
-                "Decide on ConsistentRead=True, or better, put the check in the write's ConditionExpression"),
-)
+STALE_READ = ("a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. "
+              "Decide on ConsistentRead=True, or better, put the check in the write's ConditionExpression")
 
 
 def cause(order):
     """' Why: ...' naming the likely mistake behind a failing order, from what its steps show, or ''."""
     steps = " ".join(order["steps"])
-    found = [words for mark, words in CAUSES if mark in steps]
+    found = [STALE_READ] if "(stale:" in steps else []
     if any("TransactionConflict" in (reply or "") for reply in order["replies"]):
         found.append("a TransactionConflict means another transaction was using the item at that moment, not that a "
                      "condition failed: retry a conflict; report only a failed condition")
@@ -177,31 +172,33 @@ def cause(order):
 
 
 def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES, orders_of=2, explore_setup=None,
-           max_orders=explore.MAX_SCHEDULES, faults=()):
+           max_orders=explore.MAX_SCHEDULES, consistency="dynamodb"):
     """Explore `learner` in every order, then fire calls(n) at it concurrently for growing n; report the first break.
 
     setup() -> state; calls(state, n) -> list of argument tuples; invariant(state, log) -> None or a message.
     orders_of: how many calls the exhaustive stage runs in every order (calls(state, orders_of)), or a
     function state -> argument tuples for a scenario of its own. explore_setup: the exhaustive stage's
     setup when it must differ from the stress stage's (it must give the same state every time); max_orders:
-    beyond this many orders the exhaustive stage is skipped, and the report says so; faults: the explorer's
-    faults the exercise's lesson is about ("lost_response", "crash").
+    beyond this many orders the exhaustive stage is skipped, and the report says so; consistency: the exhaustive
+    stage's (helpers.explore), "strong" only where an exercise's lesson is about time rather than order. Each
+    stress run starts from setup()'s state on every copy, as if it had been there a while.
     """
     if not callable(learner):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {learner!r}.")
     arguments = orders_of if callable(orders_of) else (lambda state: calls(state, orders_of))
     try:
         report, explored = exhaustive(exercise, learner, explore_setup or setup, arguments, invariant, max_orders,
-                                      faults)
+                                      consistency)
     except explore.TooManyOrders as error:
         report, explored = None, f"; the exhaustive stage did not run: {error}"
     if report:
         return report
-    log = None
-    with tracing(False), as_weak_as(connect(quiet=True)):
+    log, lab = None, connect(quiet=True)
+    with tracing(False), as_weak_as(lab):
         for n in sizes:
             for _ in range(tries):
                 state = setup()
+                settle_copies(lab)
                 log = run_at_once(learner, calls(state, n))
                 problem = invariant(state, log)
                 if problem:

@@ -16,7 +16,8 @@ What it implements, and the sentences it implements:
 - What is not modelled: the write quorum. DynamoDB answers a write once two of the three copies hold it, so at
   most one copy can trail it; here both followers may. Each item's copies also move on their own, as items on
   different partitions are answered by different replicas, so one multi-item read may mix copies. The lab can
-  therefore show a little more staleness than three real copies could, never less.
+  therefore show a little more staleness than three real copies could, never less. PartiQL statements are
+  applied to and read from the leader alone: for them the server stays stronger than DynamoDB.
 - Transactions (Developer Guide, "Amazon DynamoDB Transactions: How it works"). A TransactWriteItems checks every
   condition against the leaders, then its items become visible one at a time, in any order; until the last one
   is, it is ongoing. Meanwhile "a PutItem, UpdateItem, or DeleteItem request for an item conflicts with an ongoing
