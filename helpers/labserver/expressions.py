@@ -1,0 +1,107 @@
+"""Expressions checked before the engine: #names and :values defined, projections and conditions that parse."""
+import json
+import re
+from functools import partial
+
+from .answers import error
+
+UNDEFINED_NAME = ("Invalid {}: An expression attribute name used in the document path is not defined; "
+                  "attribute name: {}")
+UNDEFINED_VALUE = "Invalid {}: An expression attribute value used in expression is not defined; attribute value: {}"
+VALUE_PLACEHOLDER = re.compile(r":[A-Za-z0-9_]+")
+PROJECTION_SYNTAX = 'Invalid ProjectionExpression: Syntax error; token: "{}", near: "{}"'
+NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
+PROJECTION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9][0-9]*|[.,\[\]]")
+CONDITION_TOKEN = re.compile(r"\s+|[#:][A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|[0-9]+|<>|<=|>=|[=<>(),.\[\]]|.")
+UNPARSABLE_CONDITION = "Cannot parse condition starting at:"
+BAD_FILTER = "Bad Filter Expression: " + UNPARSABLE_CONDITION
+CONDITION_SYNTAX = 'Invalid {}: Syntax error; token: "{}", near: "{}"'
+
+
+def names_defined(kinds, params):
+    """A #name that ExpressionAttributeNames lacks is a ValidationException; moto fails with a KeyError."""
+    for detail in [params, *(next(iter(action.values())) for action in params.get("TransactItems", []))]:
+        names = detail.get("ExpressionAttributeNames") or {}
+        for kind in kinds:
+            for placeholder in NAME_PLACEHOLDER.findall(detail.get(kind) or ""):
+                if placeholder not in names:
+                    return error("ValidationException", UNDEFINED_NAME.format(kind, placeholder))
+    return None
+
+
+def values_defined(kinds, params):
+    """A :value that ExpressionAttributeValues lacks is a ValidationException, in real DynamoDB's words as
+    LowVoltage's exploration tests record them ("Invalid ConditionExpression: An expression attribute value used
+    in expression is not defined; attribute value: :foo"); moto fails with a KeyError on one in a
+    ConditionExpression or a FilterExpression. A FAILURE rule: it runs only once moto has failed."""
+    for detail in [params, *(next(iter(action.values())) for action in params.get("TransactItems", []))]:
+        values = detail.get("ExpressionAttributeValues") or {}
+        for kind in kinds:
+            for placeholder in VALUE_PLACEHOLDER.findall(detail.get(kind) or ""):
+                if placeholder not in values:
+                    return error("ValidationException", UNDEFINED_VALUE.format(kind, placeholder))
+    return None
+
+
+def projections_parse(params):
+    """A ProjectionExpression with a character no expression may hold is a syntax error; moto ignores it."""
+    for detail in [params, *params.get("RequestItems", {}).values(),
+                   *(action.get("Get", {}) for action in params.get("TransactItems", []))]:
+        answer = projection_syntax(detail.get("ProjectionExpression") or "")
+        if answer is not None:
+            return answer
+    return None
+
+
+def projection_syntax(expression):
+    """DynamoDB's syntax error for the first character outside every projection token, or None."""
+    tokens, position = [], 0
+    while position < len(expression):
+        known = PROJECTION_TOKEN.match(expression, position)
+        end = known.end() if known else position + 1
+        tokens.append((position, end, known is not None))
+        position = end
+    words = [token for token in tokens if not expression[token[0]:token[1]].isspace()]
+    for index, (start, end, known) in enumerate(words):
+        if not known:
+            near_start = words[index - 1][0] if index else start
+            near_end = words[index + 1][1] if index + 1 < len(words) else end
+            return error("ValidationException", PROJECTION_SYNTAX.format(expression[start:end],
+                                                                         expression[near_start:near_end]))
+    return None
+
+
+def condition_syntax(params, remaining):
+    """The syntax error of the condition or filter expression that ends with `remaining`, where moto stopped."""
+    details = [params, *(detail for action in params.get("TransactItems", []) for detail in action.values())]
+    for detail in details:
+        for field in ("ConditionExpression", "FilterExpression"):
+            expression = detail.get(field) or ""
+            if remaining.strip() and expression.rstrip().endswith(remaining.strip()):
+                at = len(expression.rstrip()) - len(remaining.strip())
+                return syntax_error(field, expression, at)
+    return None
+
+
+def syntax_error(field, expression, at):
+    """'Invalid ConditionExpression: Syntax error; token: "+", near: "credits + :a"' for the token at `at`."""
+    words = [match.span() for match in CONDITION_TOKEN.finditer(expression) if not match.group().isspace()]
+    index = next(i for i, (start, _) in enumerate(words) if start >= at)
+    start, end = words[index]
+    near_start = words[index - 1][0] if index else start
+    near_end = words[index + 1][1] if index + 1 < len(words) else end
+    return error("ValidationException", CONDITION_SYNTAX.format(field, expression[start:end],
+                                                                expression[near_start:near_end]))
+
+
+def filter_syntax_worded(params, status, payload):
+    """moto words an unparsable FilterExpression 'Bad Filter Expression: ...'; DynamoDB names the token."""
+    if status != 400 or BAD_FILTER.encode() not in payload:
+        return payload
+    answer = condition_syntax(params, json.loads(payload)["message"].split(UNPARSABLE_CONDITION, 1)[1])
+    return payload if answer is None else json.dumps(answer[1]).encode()
+
+
+KEYS_FILTER_PROJECTION = partial(names_defined, ("KeyConditionExpression", "FilterExpression", "ProjectionExpression"))
+UPDATE_CONDITION = partial(names_defined, ("UpdateExpression", "ConditionExpression"))
+UPDATE_CONDITION_VALUES = partial(values_defined, ("UpdateExpression", "ConditionExpression"))
