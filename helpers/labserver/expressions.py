@@ -1,7 +1,11 @@
-"""Expressions checked before the engine: #names and :values defined, projections and conditions that parse."""
+"""Expressions checked before the engine (#names and :values defined, projections and conditions that parse), and
+condition functions moto evaluates otherwise than DynamoDB (size, begins_with)."""
+import base64
 import json
 import re
 from functools import partial
+
+from moto.dynamodb.comparisons import FuncBeginsWith, FuncSize
 
 from .answers import error
 
@@ -15,6 +19,7 @@ PROJECTION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9
 CONDITION_TOKEN = re.compile(r"\s+|[#:][A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|[0-9]+|<>|<=|>=|[=<>(),.\[\]]|.")
 UNPARSABLE_CONDITION = "Cannot parse condition starting at:"
 BAD_FILTER = "Bad Filter Expression: " + UNPARSABLE_CONDITION
+SIZED_TYPES = frozenset({"S", "SS", "NS", "B", "BS", "L", "M"})
 CONDITION_SYNTAX = 'Invalid {}: Syntax error; token: "{}", near: "{}"'
 
 
@@ -105,3 +110,30 @@ def filter_syntax_worded(params, status, payload):
 KEYS_FILTER_PROJECTION = partial(names_defined, ("KeyConditionExpression", "FilterExpression", "ProjectionExpression"))
 UPDATE_CONDITION = partial(names_defined, ("UpdateExpression", "ConditionExpression"))
 UPDATE_CONDITION_VALUES = partial(values_defined, ("UpdateExpression", "ConditionExpression"))
+
+
+def size_of(self, item):
+    """size(path) of a path that names no attribute, or an attribute with no size (a number, a Boolean, a null), is no
+    number, so a comparison with it is false and the condition fails or the filter drops the item, as DynamoDB does
+    (ScyllaDB's issue 14592 records it failing with ConditionalCheckFailedException); moto raised a ValueError."""
+    if self.attr.get_type(item) not in SIZED_TYPES:
+        return None
+    return len(self.attr.expr(item))
+
+
+def begins_with(self, item):
+    """begins_with on two binary values compares their bytes: the API reference's Condition takes BEGINS_WITH "of type
+    String or Binary"; moto matched strings only."""
+    if (self.attr.get_type(item), self.substr.get_type(item)) == ("B", "B"):
+        return as_bytes(self.attr.expr(item)).startswith(as_bytes(self.substr.expr(item)))
+    return plain_begins_with(self, item)
+
+
+def as_bytes(value):
+    """A binary value as bytes, whether moto holds it as bytes or as base64 text."""
+    return value if isinstance(value, bytes) else base64.b64decode(value)
+
+
+FuncSize.expr = size_of
+plain_begins_with = FuncBeginsWith.expr
+FuncBeginsWith.expr = begins_with

@@ -18,6 +18,7 @@ from py_partiql_parser._internal.utils import CaseInsensitiveDict, is_dict
 from py_partiql_parser._internal.utils import serializer as partiql_serializer
 
 from .answers import error
+from .expressions import as_bytes
 from .knobs import find_table
 
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
@@ -288,11 +289,6 @@ def values_equal(left, right):
     except (ArithmeticError, TypeError, ValueError):
         pass
     return first == second
-
-
-def as_bytes(value):
-    """A binary value as bytes, whether moto holds it as bytes or as base64 text."""
-    return value if isinstance(value, bytes) else base64.b64decode(value)
 
 
 def enough_parameters(params):
