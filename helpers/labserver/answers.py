@@ -1,4 +1,6 @@
 """DynamoDB's error answers, and requests checked against its API model: required members, JSON types."""
+import json
+import zlib
 from functools import cache
 
 from moto.core.responses import get_service_model
@@ -29,10 +31,22 @@ def required_members(target, params):
 
 def members_missing(missing):
     """The ValidationException naming each required member left out, or None when none is."""
-    if not missing:
+    return constraints_failed([NULL_MEMBER.format(lower_camel(name)) for name in missing])
+
+
+def constraints_failed(failures):
+    """The ValidationException listing each failed constraint as DynamoDB counts them ("2 validation errors detected:
+    ...; ..."), or None when there is none."""
+    if not failures:
         return None
-    count = f"{len(missing)} validation error{'s' if len(missing) > 1 else ''} detected: "
-    return error("ValidationException", count + "; ".join(NULL_MEMBER.format(lower_camel(n)) for n in missing))
+    count = f"{len(failures)} validation error{'s' if len(failures) > 1 else ''} detected: "
+    return error("ValidationException", count + "; ".join(failures))
+
+
+def java_list(model_class, members):
+    """A list as Java's List.toString prints DynamoDB's model objects: [class@hash, ...]."""
+    return "[" + ", ".join(f"{JAVA_MODEL}.{model_class}@{zlib.crc32(json.dumps(member, sort_keys=True).encode()):x}"
+                           for member in members) + "]"
 
 
 def first_answer(rules, params):

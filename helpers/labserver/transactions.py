@@ -3,12 +3,11 @@ import base64
 import hashlib
 import json
 import time
-import zlib
 from collections import OrderedDict
 
 from moto.dynamodb import responses as moto_responses
 
-from .answers import JAVA_MODEL, NULL_MEMBER, error
+from .answers import NULL_MEMBER, error, java_list
 from .expressions import UPDATE_CONDITION_VALUES
 
 MAX_ACTIONS = 100
@@ -41,12 +40,6 @@ def at_most_100_actions(model_class, params):
         return error("ValidationException", LENGTH_ERROR.format(java_list(model_class, actions),
                                                                 f"less than or equal to {MAX_ACTIONS}"))
     return None
-
-
-def java_list(model_class, actions):
-    """The actions as Java's List.toString prints DynamoDB's model objects: [class@hash, ...]."""
-    return "[" + ", ".join(f"{JAVA_MODEL}.{model_class}@{zlib.crc32(json.dumps(action, sort_keys=True).encode()):x}"
-                           for action in actions) + "]"
 
 
 def each_write_names_an_operation(params):
