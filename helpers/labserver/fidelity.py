@@ -8,7 +8,8 @@ in modules grouped by what they check:
 
 - answers: DynamoDB's error answer, required members and JSON types against its API model;
 - keys: keys against their table's key schema;
-- expressions: #names, :values, projection and condition syntax;
+- expressions: #names, :values, projection and condition syntax; size() and begins_with;
+- batches: BatchWriteItem's and BatchGetItem's limits;
 - transactions: transactions' limits, shape and ClientRequestToken;
 - tables: table operations (UpdateTable's index updates);
 - items: item operations' results;
@@ -21,6 +22,7 @@ from moto.core.responses import get_service_model
 
 from .answers import (SERIALIZATION, UNKNOWN_OPERATION, error, first_answer, members_missing, operation_names,
                       required_members, type_mismatch)
+from .batches import at_most_25_writes, each_key_once, gets_not_empty, writes_not_empty
 from .exports import resource_found
 from .expressions import (KEYS_FILTER_PROJECTION, UNPARSABLE_CONDITION, UPDATE_CONDITION, UPDATE_CONDITION_VALUES,
                           condition_syntax, filter_syntax_worded, projections_parse, values_defined)
@@ -51,8 +53,8 @@ BEFORE = {  # rules that answer a request before the engine sees it, in turn; th
     "PutItem": (UPDATE_CONDITION, item_keys_not_empty),
     "UpdateItem": (UPDATE_CONDITION, key_matches_schema),
     "DeleteItem": (UPDATE_CONDITION, key_matches_schema),
-    "BatchGetItem": (projections_parse, batch_keys_match_schema),
-    "BatchWriteItem": (batch_keys_match_schema,),
+    "BatchGetItem": (gets_not_empty, projections_parse, batch_keys_match_schema),
+    "BatchWriteItem": (writes_not_empty, at_most_25_writes, batch_keys_match_schema, each_key_once),
     "UpdateTable": (index_updates_fit,),
     "ExecuteStatement": (statement_is_dml, enough_parameters),
     "BatchExecuteStatement": (enough_parameters,),
