@@ -11,7 +11,7 @@ in modules grouped by what they check:
 - expressions: #names, :values, projection and condition syntax; size() and begins_with;
 - batches: BatchWriteItem's and BatchGetItem's limits;
 - transactions: transactions' limits, shape and ClientRequestToken;
-- tables: table operations (UpdateTable's index updates);
+- tables: table names, local secondary indexes, UpdateTable, UpdateTimeToLive, ListTables' order;
 - items: item operations' results;
 - partiql: PartiQL statements;
 - streams, exports: DynamoDB Streams, exports and imports.
@@ -32,7 +32,8 @@ from .keys import (WRITE_KEYS_MATCH_SCHEMA, batch_keys_match_schema, item_keys_n
 from .partiql import (each_statement_inlined, enough_parameters, no_returning_in_transaction, parameters_inlined,
                       statement_is_dml, statement_not_empty, statement_tables_exist)
 from .streams import iterator_made, shard_exists, stream_exists
-from .tables import index_updates_fit
+from .tables import (index_updates_fit, local_indexes_share_the_key, table_name_valid, throughput_changes,
+                     ttl_attribute_named, ttl_table_exists)
 from .transactions import (at_least_one_action, at_most_4_mb, at_most_100_actions, each_get_names_a_get,
                            each_write_names_an_operation, one_get_per_item, remember_token, replayed_token,
                            undefined_values_worded)
@@ -47,15 +48,19 @@ BEFORE = {  # rules that answer a request before the engine sees it, in turn; th
     "TransactGetItems": (at_least_one_action, partial(at_most_100_actions, "TransactGetItem"), one_get_per_item,
                          projections_parse, KEYS_FILTER_PROJECTION, transaction_keys_not_empty,
                          partial(transaction_keys_match_schema, {"Get"})),
-    "GetItem": (projections_parse, KEYS_FILTER_PROJECTION, key_matches_schema),
-    "Query": (projections_parse, KEYS_FILTER_PROJECTION),
-    "Scan": (projections_parse, KEYS_FILTER_PROJECTION),
-    "PutItem": (UPDATE_CONDITION, item_keys_not_empty),
-    "UpdateItem": (UPDATE_CONDITION, key_matches_schema),
-    "DeleteItem": (UPDATE_CONDITION, key_matches_schema),
+    "GetItem": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION, key_matches_schema),
+    "Query": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION),
+    "Scan": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION),
+    "PutItem": (table_name_valid, UPDATE_CONDITION, item_keys_not_empty),
+    "UpdateItem": (table_name_valid, UPDATE_CONDITION, key_matches_schema),
+    "DeleteItem": (table_name_valid, UPDATE_CONDITION, key_matches_schema),
     "BatchGetItem": (gets_not_empty, projections_parse, batch_keys_match_schema),
     "BatchWriteItem": (writes_not_empty, at_most_25_writes, batch_keys_match_schema, each_key_once),
-    "UpdateTable": (index_updates_fit,),
+    "CreateTable": (table_name_valid, local_indexes_share_the_key),
+    "DescribeTable": (table_name_valid,),
+    "DeleteTable": (table_name_valid,),
+    "UpdateTable": (table_name_valid, throughput_changes, index_updates_fit),
+    "UpdateTimeToLive": (ttl_attribute_named, ttl_table_exists),
     "ExecuteStatement": (statement_is_dml, enough_parameters),
     "BatchExecuteStatement": (enough_parameters,),
     "ExecuteTransaction": (enough_parameters, no_returning_in_transaction),
