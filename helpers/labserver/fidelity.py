@@ -8,6 +8,7 @@ in modules grouped by what they check:
 
 - answers: DynamoDB's error answer, required members and JSON types against its API model;
 - keys: keys against their table's key schema;
+- values: attribute values DynamoDB refuses to store (numbers, sets), and numbers made canonical;
 - expressions: #names, :values, projection and condition syntax; size() and begins_with;
 - batches: BatchWriteItem's and BatchGetItem's limits;
 - transactions: transactions' limits, shape and ClientRequestToken;
@@ -37,25 +38,35 @@ from .tables import (index_updates_fit, local_indexes_share_the_key, table_name_
 from .transactions import (at_least_one_action, at_most_4_mb, at_most_100_actions, each_get_names_a_get,
                            each_write_names_an_operation, one_get_per_item, remember_token, replayed_token,
                            undefined_values_worded)
+from .values import batch_items_stored, batch_keys_stored, item_stored, members_canonical, transaction_items_stored
 
 INVALID_TIMESTAMP = "Invalid timestamp"
 operation_in_progress = None  # the DynamoDB operation being applied, which failure() reads the request's shape of
 
 
-BEFORE = {  # rules that answer a request before the engine sees it, in turn; the first answer is DynamoDB's
+BEFORE = {  # rules that answer a request before the engine sees it, in turn; the first answer is DynamoDB's. The last
+    # rules of an operation answer nothing: they write the request as DynamoDB stores it (numbers made canonical), in
+    # place, once every refusal has passed
     "TransactWriteItems": (at_least_one_action, partial(at_most_100_actions, "TransactWriteItem"), at_most_4_mb,
-                           UPDATE_CONDITION, transaction_keys_not_empty, WRITE_KEYS_MATCH_SCHEMA, replayed_token),
+                           UPDATE_CONDITION, transaction_keys_not_empty, WRITE_KEYS_MATCH_SCHEMA, replayed_token,
+                           transaction_items_stored),
     "TransactGetItems": (at_least_one_action, partial(at_most_100_actions, "TransactGetItem"), one_get_per_item,
                          projections_parse, KEYS_FILTER_PROJECTION, transaction_keys_not_empty,
-                         partial(transaction_keys_match_schema, {"Get"})),
-    "GetItem": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION, key_matches_schema),
-    "Query": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION),
-    "Scan": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION),
-    "PutItem": (table_name_valid, UPDATE_CONDITION, item_keys_not_empty),
-    "UpdateItem": (table_name_valid, UPDATE_CONDITION, key_matches_schema),
-    "DeleteItem": (table_name_valid, UPDATE_CONDITION, key_matches_schema),
-    "BatchGetItem": (gets_not_empty, projections_parse, batch_keys_match_schema),
-    "BatchWriteItem": (writes_not_empty, at_most_25_writes, batch_keys_match_schema, each_key_once),
+                         partial(transaction_keys_match_schema, {"Get"}), transaction_items_stored),
+    "GetItem": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION, key_matches_schema,
+                partial(members_canonical, ("Key",))),
+    "Query": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION,
+              partial(members_canonical, ("ExpressionAttributeValues", "ExclusiveStartKey"))),
+    "Scan": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION,
+             partial(members_canonical, ("ExpressionAttributeValues", "ExclusiveStartKey"))),
+    "PutItem": (table_name_valid, UPDATE_CONDITION, item_keys_not_empty, item_stored),
+    "UpdateItem": (table_name_valid, UPDATE_CONDITION, key_matches_schema,
+                   partial(members_canonical, ("Key", "ExpressionAttributeValues"))),
+    "DeleteItem": (table_name_valid, UPDATE_CONDITION, key_matches_schema,
+                   partial(members_canonical, ("Key", "ExpressionAttributeValues"))),
+    "BatchGetItem": (gets_not_empty, projections_parse, batch_keys_match_schema, batch_keys_stored),
+    "BatchWriteItem": (writes_not_empty, at_most_25_writes, batch_keys_match_schema, each_key_once,
+                       batch_items_stored),
     "CreateTable": (table_name_valid, local_indexes_share_the_key),
     "DescribeTable": (table_name_valid,),
     "DeleteTable": (table_name_valid,),
