@@ -5,6 +5,7 @@ import json
 import re
 from functools import partial
 
+from moto.dynamodb import responses as moto_responses
 from moto.dynamodb.comparisons import FuncBeginsWith, FuncSize
 
 from .answers import error
@@ -19,6 +20,8 @@ PROJECTION_TOKEN = re.compile(r"\s+|#[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|0|[1-9
 CONDITION_TOKEN = re.compile(r"\s+|[#:][A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|[0-9]+|<>|<=|>=|[=<>(),.\[\]]|.")
 UNPARSABLE_CONDITION = "Cannot parse condition starting at:"
 BAD_FILTER = "Bad Filter Expression: " + UNPARSABLE_CONDITION
+EMPTY_EXPRESSION = "Invalid {}: The expression can not be empty;"
+UNUSED_VALUES = "Value provided in ExpressionAttributeValues unused in expressions: keys: {{{}}}"
 SIZED_TYPES = frozenset({"S", "SS", "NS", "B", "BS", "L", "M"})
 CONDITION_SYNTAX = 'Invalid {}: Syntax error; token: "{}", near: "{}"'
 
@@ -112,6 +115,33 @@ UPDATE_CONDITION = partial(names_defined, ("UpdateExpression", "ConditionExpress
 UPDATE_CONDITION_VALUES = partial(values_defined, ("UpdateExpression", "ConditionExpression"))
 
 
+def expressions_not_empty(kinds, params):
+    """An empty expression of these kinds is refused in DynamoDB's words (nubo-db/dynamodb-conformance's capture for
+    KeyConditionExpression, dynalite's tests for UpdateExpression); moto prefixed the UpdateExpression's with
+    "1 validation error detected: " and took an empty KeyConditionExpression for none."""
+    for kind in kinds:
+        if params.get(kind) == "":
+            return error("ValidationException", EMPTY_EXPRESSION.format(kind))
+    return None
+
+
+def values_used(kinds, params):
+    """A :value in ExpressionAttributeValues that no expression of these kinds uses is refused, as DynamoDB words it
+    (the same words as for an unused #name; nubo-db/dynamodb-conformance's UpdateItem test); moto ignored it."""
+    values = params.get("ExpressionAttributeValues")
+    if not isinstance(values, dict) or not values:
+        return None
+    used = set(VALUE_PLACEHOLDER.findall(" ".join(params.get(kind) or "" for kind in kinds)))
+    unused = [name for name in values if name not in used]
+    return error("ValidationException", UNUSED_VALUES.format(", ".join(unused))) if unused else None
+
+
+def attributes_used(attribute_names, names_used, provided_attr="Names", validation_error_prefix=True):
+    """moto's validate_attributes_used in DynamoDB's words in every operation: moto prefixed PutItem's and DeleteItem's
+    with "1 validation error detected: " (nubo-db/dynamodb-conformance's capture has none)."""
+    plain_attributes_used(attribute_names, names_used, provided_attr, validation_error_prefix=False)
+
+
 def size_of(self, item):
     """size(path) of a path that names no attribute, or an attribute with no size (a number, a Boolean, a null), is no
     number, so a comparison with it is false and the condition fails or the filter drops the item, as DynamoDB does
@@ -134,6 +164,25 @@ def as_bytes(value):
     return value if isinstance(value, bytes) else base64.b64decode(value)
 
 
+plain_attributes_used = moto_responses.validate_attributes_used
+moto_responses.validate_attributes_used = attributes_used
 FuncSize.expr = size_of
 plain_begins_with = FuncBeginsWith.expr
 FuncBeginsWith.expr = begins_with
+
+
+def projection_paths(self):
+    """moto's ProjectionExpressionParser.parse, with a #name followed by list indexes (#l[1]) read as the attribute it
+    stands for, the indexes kept; moto took "#l[1]" for an attribute's name and refused #l as unused."""
+    paths = plain_projection_paths(self)
+    for path in paths:
+        for place, step in enumerate(path):
+            name, bracket, indexes = step.partition("[")
+            if bracket and name in self.expression_attribute_names:
+                self.expr_attr_names_found.append(name)
+                path[place] = self.expression_attribute_names[name] + bracket + indexes
+    return paths
+
+
+plain_projection_paths = moto_responses.ProjectionExpressionParser.parse
+moto_responses.ProjectionExpressionParser.parse = projection_paths

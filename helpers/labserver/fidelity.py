@@ -9,11 +9,11 @@ in modules grouped by what they check:
 - answers: DynamoDB's error answer, required members and JSON types against its API model;
 - keys: keys against their table's key schema;
 - values: attribute values DynamoDB refuses to store (numbers, sets), and numbers made canonical;
-- expressions: #names, :values, projection and condition syntax; size() and begins_with;
+- expressions: #names, :values, empty expressions, projection and condition syntax; size() and begins_with;
 - batches: BatchWriteItem's and BatchGetItem's limits;
 - transactions: transactions' limits, shape and ClientRequestToken;
 - tables: table names, local secondary indexes, UpdateTable, UpdateTimeToLive, ListTables' order;
-- items: item operations' results;
+- items: Query's Limit, and item operations' results (UPDATED_NEW / UPDATED_OLD);
 - partiql: PartiQL statements;
 - streams, exports: DynamoDB Streams, exports and imports.
 """
@@ -26,12 +26,13 @@ from .answers import (SERIALIZATION, UNKNOWN_OPERATION, error, first_answer, mem
 from .batches import at_most_25_writes, each_key_once, gets_not_empty, writes_not_empty
 from .exports import resource_found
 from .expressions import (KEYS_FILTER_PROJECTION, UNPARSABLE_CONDITION, UPDATE_CONDITION, UPDATE_CONDITION_VALUES,
-                          condition_syntax, filter_syntax_worded, projections_parse, values_defined)
-from .items import only_updated_attributes
+                          condition_syntax, expressions_not_empty, filter_syntax_worded, projections_parse,
+                          values_defined, values_used)
+from .items import limit_positive, only_updated_attributes
 from .keys import (WRITE_KEYS_MATCH_SCHEMA, batch_keys_match_schema, item_keys_not_empty, key_matches_schema,
                    transaction_keys_match_schema, transaction_keys_not_empty)
 from .partiql import (each_statement_inlined, enough_parameters, no_returning_in_transaction, parameters_inlined,
-                      statement_is_dml, statement_not_empty, statement_tables_exist)
+                      statement_is_dml, statement_not_empty, statement_tables_exist, statements_not_empty)
 from .streams import iterator_made, shard_exists, stream_exists
 from .tables import (index_updates_fit, local_indexes_share_the_key, table_name_valid, throughput_changes,
                      ttl_attribute_named, ttl_table_exists)
@@ -55,14 +56,19 @@ BEFORE = {  # rules that answer a request before the engine sees it, in turn; th
                          partial(transaction_keys_match_schema, {"Get"}), transaction_items_stored),
     "GetItem": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION, key_matches_schema,
                 partial(members_canonical, ("Key",))),
-    "Query": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION,
+    "Query": (table_name_valid, partial(expressions_not_empty, ("KeyConditionExpression",)), limit_positive,
+              projections_parse, KEYS_FILTER_PROJECTION,
+              partial(values_used, ("KeyConditionExpression", "FilterExpression")),
               partial(members_canonical, ("ExpressionAttributeValues", "ExclusiveStartKey"))),
-    "Scan": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION,
+    "Scan": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION, partial(values_used, ("FilterExpression",)),
              partial(members_canonical, ("ExpressionAttributeValues", "ExclusiveStartKey"))),
-    "PutItem": (table_name_valid, UPDATE_CONDITION, item_keys_not_empty, item_stored),
-    "UpdateItem": (table_name_valid, UPDATE_CONDITION, key_matches_schema,
+    "PutItem": (table_name_valid, UPDATE_CONDITION, item_keys_not_empty,
+                partial(values_used, ("ConditionExpression",)), item_stored),
+    "UpdateItem": (table_name_valid, partial(expressions_not_empty, ("UpdateExpression",)), UPDATE_CONDITION,
+                   key_matches_schema, partial(values_used, ("UpdateExpression", "ConditionExpression")),
                    partial(members_canonical, ("Key", "ExpressionAttributeValues"))),
     "DeleteItem": (table_name_valid, UPDATE_CONDITION, key_matches_schema,
+                   partial(values_used, ("ConditionExpression",)),
                    partial(members_canonical, ("Key", "ExpressionAttributeValues"))),
     "BatchGetItem": (gets_not_empty, projections_parse, batch_keys_match_schema, batch_keys_stored),
     "BatchWriteItem": (writes_not_empty, at_most_25_writes, batch_keys_match_schema, each_key_once,
@@ -73,8 +79,9 @@ BEFORE = {  # rules that answer a request before the engine sees it, in turn; th
     "UpdateTable": (table_name_valid, throughput_changes, index_updates_fit),
     "UpdateTimeToLive": (ttl_attribute_named, ttl_table_exists),
     "ExecuteStatement": (statement_is_dml, enough_parameters),
-    "BatchExecuteStatement": (enough_parameters,),
-    "ExecuteTransaction": (enough_parameters, no_returning_in_transaction),
+    "BatchExecuteStatement": (partial(statements_not_empty, "Statements"), enough_parameters),
+    "ExecuteTransaction": (partial(statements_not_empty, "TransactStatements"), enough_parameters,
+                           no_returning_in_transaction),
 }
 REWRITE = {  # the request in a form moto applies as DynamoDB applies the original
     "ExecuteStatement": parameters_inlined,

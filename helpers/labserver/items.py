@@ -1,4 +1,18 @@
-"""Item operations' results corrected where moto's differ from DynamoDB's."""
+"""Item operations as DynamoDB answers them: Query's Limit of at least 1, and results corrected where moto's differ
+(UPDATED_NEW / UPDATED_OLD)."""
+from .answers import error
+
+LIMIT_TOO_SMALL = ("1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value "
+                   "greater than or equal to 1")  # nubo-db/dynamodb-conformance's capture
+
+
+def limit_positive(params):
+    """A Query Limit below 1 is refused (the API reference's Query: Limit, "Valid Range: Minimum value of 1"); moto
+    answered no items."""
+    limit = params.get("Limit")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit < 1:
+        return error("ValidationException", LIMIT_TOO_SMALL)
+    return None
 
 
 def only_updated_attributes(params, result):

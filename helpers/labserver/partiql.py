@@ -17,7 +17,7 @@ from py_partiql_parser._internal import where_parser
 from py_partiql_parser._internal.utils import CaseInsensitiveDict, is_dict
 from py_partiql_parser._internal.utils import serializer as partiql_serializer
 
-from .answers import error
+from .answers import error, lower_camel
 from .expressions import as_bytes
 from .knobs import find_table
 
@@ -46,6 +46,8 @@ OPERAND_TYPE = "An operand in the update expression has an incorrect data type"
 RETURNING = re.compile(r"\s+RETURNING\s+(ALL|MODIFIED)\s+(OLD|NEW)\s+\*\s*;?\s*$", re.I)
 DELETE_RETURNING = ("Invalid returning clause: RETURNING {} {} *. Only RETURNING ALL OLD * is allowed in DELETE "
                     "statements.")
+NO_STATEMENTS = ("1 validation error detected: Value '[]' at '{}' failed to satisfy constraint: Member must have "
+                 "length greater than or equal to 1")  # DynamoDB's answer to an empty Statements, an AWS Lambda's log
 TRANSACTION_RETURNING = ("Validation failed in TransactStatements[{}]: RETURNING clause is not supported in "
                          "ExecuteTransaction.")
 PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE", "SET", "VALUE", "SELECT", "FROM",
@@ -407,6 +409,14 @@ def metadata_without_returning(statement):
     without its RETURNING clause, which its parser fails on."""
     returning = RETURNING.search(statement)
     return plain_query_metadata(statement if returning is None else statement[:returning.start()])
+
+
+def statements_not_empty(member, params):
+    """An empty Statements (BatchExecuteStatement) or TransactStatements (ExecuteTransaction) is refused by the model's
+    minimum length of 1, as DynamoDB words a length constraint on a list; moto answered no responses."""
+    if params[member] == []:
+        return error("ValidationException", NO_STATEMENTS.format(lower_camel(member)))
+    return None
 
 
 def statement_not_empty(params):
