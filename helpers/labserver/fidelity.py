@@ -10,10 +10,11 @@ in modules grouped by what they check:
 - keys: keys against their table's key schema;
 - values: attribute values DynamoDB refuses to store (numbers, sets), and numbers made canonical;
 - expressions: #names, :values, empty expressions, projection and condition syntax; size() and begins_with;
+- legacy: legacy parameters never mixed with expressions, Expected translated, AttributeUpdates sparing the key;
 - batches: BatchWriteItem's and BatchGetItem's limits;
 - transactions: transactions' limits, shape and ClientRequestToken;
 - tables: table names, local secondary indexes, UpdateTable, UpdateTimeToLive, ListTables' order;
-- items: Query's Limit, and item operations' results (UPDATED_NEW / UPDATED_OLD);
+- items: Query's Limit, and item operations' results (UPDATED_NEW / UPDATED_OLD, AttributesToGet);
 - partiql: PartiQL statements;
 - streams, exports: DynamoDB Streams, exports and imports.
 """
@@ -28,9 +29,10 @@ from .exports import resource_found
 from .expressions import (KEYS_FILTER_PROJECTION, UNPARSABLE_CONDITION, UPDATE_CONDITION, UPDATE_CONDITION_VALUES,
                           condition_syntax, expressions_not_empty, filter_syntax_worded, projections_parse,
                           values_defined, values_used)
-from .items import limit_positive, only_updated_attributes
+from .items import attributes_to_get, limit_positive, only_updated_attributes
 from .keys import (WRITE_KEYS_MATCH_SCHEMA, batch_keys_match_schema, item_keys_not_empty, key_matches_schema,
                    transaction_keys_match_schema, transaction_keys_not_empty)
+from .legacy import attribute_updates_spare_the_key, expected_translated, one_kind_of_parameters
 from .partiql import (each_statement_inlined, enough_parameters, no_returning_in_transaction, parameters_inlined,
                       statement_is_dml, statement_not_empty, statement_tables_exist, statements_not_empty)
 from .streams import iterator_made, shard_exists, stream_exists
@@ -46,30 +48,32 @@ operation_in_progress = None  # the DynamoDB operation being applied, which fail
 
 
 BEFORE = {  # rules that answer a request before the engine sees it, in turn; the first answer is DynamoDB's. The last
-    # rules of an operation answer nothing: they write the request as DynamoDB stores it (numbers made canonical), in
-    # place, once every refusal has passed
+    # rules of an operation answer nothing: they write the request as DynamoDB stores it (numbers made canonical, legacy
+    # Expected as the ConditionExpression it stands for), in place, once every refusal has passed
     "TransactWriteItems": (at_least_one_action, partial(at_most_100_actions, "TransactWriteItem"), at_most_4_mb,
                            UPDATE_CONDITION, transaction_keys_not_empty, WRITE_KEYS_MATCH_SCHEMA, replayed_token,
                            transaction_items_stored),
     "TransactGetItems": (at_least_one_action, partial(at_most_100_actions, "TransactGetItem"), one_get_per_item,
                          projections_parse, KEYS_FILTER_PROJECTION, transaction_keys_not_empty,
                          partial(transaction_keys_match_schema, {"Get"}), transaction_items_stored),
-    "GetItem": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION, key_matches_schema,
-                partial(members_canonical, ("Key",))),
-    "Query": (table_name_valid, partial(expressions_not_empty, ("KeyConditionExpression",)), limit_positive,
-              projections_parse, KEYS_FILTER_PROJECTION,
-              partial(values_used, ("KeyConditionExpression", "FilterExpression")),
+    "GetItem": (partial(one_kind_of_parameters, "GetItem"), table_name_valid, projections_parse,
+                KEYS_FILTER_PROJECTION, key_matches_schema, partial(members_canonical, ("Key",))),
+    "Query": (partial(one_kind_of_parameters, "Query"), table_name_valid,
+              partial(expressions_not_empty, ("KeyConditionExpression",)), limit_positive, projections_parse,
+              KEYS_FILTER_PROJECTION, partial(values_used, ("KeyConditionExpression", "FilterExpression")),
               partial(members_canonical, ("ExpressionAttributeValues", "ExclusiveStartKey"))),
-    "Scan": (table_name_valid, projections_parse, KEYS_FILTER_PROJECTION, partial(values_used, ("FilterExpression",)),
+    "Scan": (partial(one_kind_of_parameters, "Scan"), table_name_valid, projections_parse, KEYS_FILTER_PROJECTION,
+             partial(values_used, ("FilterExpression",)),
              partial(members_canonical, ("ExpressionAttributeValues", "ExclusiveStartKey"))),
-    "PutItem": (table_name_valid, UPDATE_CONDITION, item_keys_not_empty,
-                partial(values_used, ("ConditionExpression",)), item_stored),
-    "UpdateItem": (table_name_valid, partial(expressions_not_empty, ("UpdateExpression",)), UPDATE_CONDITION,
-                   key_matches_schema, partial(values_used, ("UpdateExpression", "ConditionExpression")),
-                   partial(members_canonical, ("Key", "ExpressionAttributeValues"))),
-    "DeleteItem": (table_name_valid, UPDATE_CONDITION, key_matches_schema,
-                   partial(values_used, ("ConditionExpression",)),
-                   partial(members_canonical, ("Key", "ExpressionAttributeValues"))),
+    "PutItem": (partial(one_kind_of_parameters, "PutItem"), table_name_valid, UPDATE_CONDITION, item_keys_not_empty,
+                partial(values_used, ("ConditionExpression",)), item_stored, expected_translated),
+    "UpdateItem": (partial(one_kind_of_parameters, "UpdateItem"), table_name_valid,
+                   partial(expressions_not_empty, ("UpdateExpression",)), UPDATE_CONDITION, key_matches_schema,
+                   attribute_updates_spare_the_key, partial(values_used, ("UpdateExpression", "ConditionExpression")),
+                   partial(members_canonical, ("Key", "ExpressionAttributeValues")), expected_translated),
+    "DeleteItem": (partial(one_kind_of_parameters, "DeleteItem"), table_name_valid, UPDATE_CONDITION,
+                   key_matches_schema, partial(values_used, ("ConditionExpression",)),
+                   partial(members_canonical, ("Key", "ExpressionAttributeValues")), expected_translated),
     "BatchGetItem": (gets_not_empty, projections_parse, batch_keys_match_schema, batch_keys_stored),
     "BatchWriteItem": (writes_not_empty, at_most_25_writes, batch_keys_match_schema, each_key_once,
                        batch_items_stored),
@@ -108,6 +112,9 @@ STREAMS_FAILURE = {  # as FAILURE, for DynamoDB Streams
 }
 RESULT = {  # corrections of a successful item operation's result, before it is encoded
     "UpdateItem": (only_updated_attributes,),
+    "GetItem": (attributes_to_get,),
+    "Query": (attributes_to_get,),
+    "Scan": (attributes_to_get,),
 }
 AFTER = {  # corrections of moto's encoded answer
     "TransactWriteItems": (remember_token, undefined_values_worded),

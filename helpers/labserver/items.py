@@ -1,5 +1,5 @@
 """Item operations as DynamoDB answers them: Query's Limit of at least 1, and results corrected where moto's differ
-(UPDATED_NEW / UPDATED_OLD)."""
+(UPDATED_NEW / UPDATED_OLD, AttributesToGet)."""
 from .answers import error
 
 LIMIT_TOO_SMALL = ("1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value "
@@ -13,6 +13,19 @@ def limit_positive(params):
     if isinstance(limit, int) and not isinstance(limit, bool) and limit < 1:
         return error("ValidationException", LIMIT_TOO_SMALL)
     return None
+
+
+def attributes_to_get(params, result):
+    """GetItem, Query and Scan with AttributesToGet return only the attributes named, without adding the key (the API
+    reference's AttributesToGet: "the names of one or more attributes to retrieve"); moto returned every attribute."""
+    names = params.get("AttributesToGet")
+    if not names:
+        return result
+    if "Item" in result:
+        result["Item"] = {name: value for name, value in result["Item"].items() if name in names}
+    if "Items" in result:
+        result["Items"] = [{name: value for name, value in item.items() if name in names} for item in result["Items"]]
+    return result
 
 
 def only_updated_attributes(params, result):
