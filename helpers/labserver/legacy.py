@@ -92,9 +92,9 @@ def condition_text(condition, operands):
 
 def attribute_updates_spare_the_key(params):
     """AttributeUpdates naming a key attribute is refused, as an UpdateExpression setting one is; moto wrote it."""
-    table = find_table(params["TableName"])
     updates = params.get("AttributeUpdates")
-    if table is None or not isinstance(updates, dict):
+    table = find_table(params["TableName"]) if isinstance(updates, dict) else None
+    if table is None:
         return None
     for name in updates:
         if name in (table.hash_key_attr, table.range_key_attr):

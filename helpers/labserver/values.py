@@ -6,6 +6,7 @@ have up to 38 digits of precision. Exceeding this results in an exception. ... P
 9.9999999999999999999999999999999999999E+125 ... Leading and trailing zeroes are trimmed." Its Sets: "Each value
 within a set must be unique" and "DynamoDB does not support empty sets".
 """
+import re
 from decimal import Decimal, InvalidOperation
 
 from .answers import error
@@ -19,11 +20,14 @@ TOO_SMALL = "Number underflow. Attempting to store a number with magnitude small
 EMPTY_SET = "One or more parameter values were invalid: An {} set  may not be empty"  # nubo-db/dynamodb-conformance
 DUPLICATES = "One or more parameter values were invalid: Input collection [{}] contains duplicates."  # dynalite's tests
 SET_WORDS = {"SS": "string", "NS": "number"}
+CANONICAL = re.compile(r"0|-?[1-9][0-9]{0,37}|-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9]")  # as stored (within 38 characters)
 
 
 def canonical(text):
     """(the number as DynamoDB stores it, None), or (None, DynamoDB's words) for one it refuses; (None, None) for a
     text that is no number, which moto refuses. 00042 is 42, 1.0 is 1, 1.5E2 is 150 and -0 is 0."""
+    if isinstance(text, str) and len(text) <= MAX_DIGITS and CANONICAL.fullmatch(text):
+        return text, None
     try:
         sign, digits, exponent = Decimal(text).as_tuple()
     except (InvalidOperation, TypeError, ValueError):
@@ -49,27 +53,33 @@ def canonical(text):
 def refusal(value):
     """DynamoDB's words for the first part of a typed value it would not store, else None; each number in it made
     canonical in place."""
-    if not isinstance(value, dict):
-        return None
-    if "N" in value:
-        number, words = canonical(value["N"])
-        if number is not None:
-            value["N"] = number
-        return words
-    if "M" in value:
-        members = value["M"].values() if isinstance(value["M"], dict) else ()
-        return next(filter(None, map(refusal, members)), None)
-    if "L" in value:
-        return next(filter(None, map(refusal, value["L"] if isinstance(value["L"], list) else ())), None)
-    for kind in ("SS", "NS"):
-        if kind in value:
-            return set_refusal(kind, value)
-    return None
+    check = CHECKS.get(next(iter(value), None)) if isinstance(value, dict) else None
+    return None if check is None else check(value)
 
 
-def set_refusal(kind, value):
+def number_refusal(value):
+    """DynamoDB's words for an N value it refuses, else None; the number made canonical in place."""
+    number, words = canonical(value["N"])
+    if number is not None:
+        value["N"] = number
+    return words
+
+
+def map_refusal(value):
+    """DynamoDB's words for the first member of an M value it refuses, else None."""
+    members = value["M"].values() if isinstance(value["M"], dict) else ()
+    return next(filter(None, map(refusal, members)), None)
+
+
+def list_refusal(value):
+    """DynamoDB's words for the first element of an L value it refuses, else None."""
+    return next(filter(None, map(refusal, value["L"] if isinstance(value["L"], list) else ())), None)
+
+
+def set_refusal(value):
     """DynamoDB's words for an empty set, a number set member it refuses or a string set that repeats a member, else
     None; number members made canonical in place."""
+    kind = next(iter(value))
     members = value[kind]
     if members == []:
         return EMPTY_SET.format(SET_WORDS[kind])
@@ -82,6 +92,9 @@ def set_refusal(kind, value):
                 return words
             members[place] = number if number is not None else member
     return None
+
+
+CHECKS = {"N": number_refusal, "M": map_refusal, "L": list_refusal, "SS": set_refusal, "NS": set_refusal}
 
 
 def item_refusal(item):
