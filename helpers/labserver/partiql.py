@@ -55,10 +55,27 @@ PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE"
 
 
 def statement_is_dml(params):
-    """A statement that does not start with a PartiQL verb is a syntax error; moto fails on it."""
-    if params["Statement"].split(None, 1)[0].upper() not in PARTIQL_VERBS:
+    """A statement that does not start with a PartiQL verb is a syntax error; moto fails on it. An empty one is left to
+    statement_not_empty."""
+    if params["Statement"].strip() and not starts_with_a_verb(params["Statement"]):
         return error("ValidationException", NOT_WELL_FORMED)
     return None
+
+
+def starts_with_a_verb(statement):
+    """Whether a statement starts with a PartiQL verb (SELECT, INSERT, UPDATE, DELETE, EXISTS)."""
+    words = statement.split(None, 1)
+    return bool(words) and words[0].upper() in PARTIQL_VERBS
+
+
+def each_statement_answered(self, statements):
+    """BatchExecuteStatement answers a statement that does not start with a PartiQL verb in its own entry, as a
+    ValidationError in DynamoDB's words, and runs the others (nubo-db/dynamodb-conformance's capture: "a malformed
+    member does not poison the batch"); moto's validation failed on it, failing the whole batch with a 500."""
+    well_formed = [starts_with_a_verb(statement["Statement"]) for statement in statements]
+    answers = iter(plain_batch_execute(self, [statement for statement, ok in zip(statements, well_formed) if ok]))
+    return [next(answers) if ok else {"Error": {"Code": "ValidationError", "Message": NOT_WELL_FORMED}}
+            for ok in well_formed]
 
 
 def parameters_inlined(params):
@@ -406,9 +423,17 @@ def returned_items(changes, which, image):
 
 def metadata_without_returning(statement):
     """moto's get_query_metadata (BatchExecuteStatement reads each statement's table with it) of the statement
-    without its RETURNING clause, which its parser fails on."""
+    without its RETURNING clause, which its parser fails on, and with each table's name unquoted: moto looked up
+    "p90-contract", quotes and all, so a batch's statements on a table whose name needs quotes found no table."""
     returning = RETURNING.search(statement)
-    return plain_query_metadata(statement if returning is None else statement[:returning.start()])
+    metadata = plain_query_metadata(statement if returning is None else statement[:returning.start()])
+    metadata._tables = {alias: unquoted(name) for alias, name in metadata._tables.items()}  # the names it answers
+    return metadata
+
+
+def unquoted(name):
+    """A table name as a statement names it ("a""b" or a_b), as the table is called (a"b, a_b)."""
+    return name[1:-1].replace('""', '"') if name[:1] == '"' and name[-1:] == '"' and len(name) > 1 else name
 
 
 def statements_not_empty(member, params):
@@ -436,9 +461,7 @@ def statement_tables_exist(params):
     statements = params.get("TransactStatements") or [params]
     for statement in statements:
         named = STATEMENT_TABLE.match(statement["Statement"])
-        name = named and named.group(1)
-        if name and name[0] == '"':
-            name = name[1:-1].replace('""', '"')
+        name = named and unquoted(named.group(1))
         if name and find_table(name) is None:
             return error("ResourceNotFoundException", NO_SUCH_TABLE)
     return None
@@ -497,6 +520,8 @@ moto_partiql.query = partiql_writes_refused  # DynamoDBBackend.execute_statement
 plain_query_metadata = moto_partiql.get_query_metadata
 moto_partiql.get_query_metadata = metadata_without_returning
 DynamoDBBackend.execute_transaction = transaction_all_or_nothing
+plain_batch_execute = DynamoDBBackend.batch_execute_statement
+DynamoDBBackend.batch_execute_statement = each_statement_answered
 plain_literal = partiql_serializer.serialize
 partiql_serializer.serialize = read_literal  # the instance every PartiQL parser module serializes literals with
 CaseInsensitiveDict.__eq__ = same_value
