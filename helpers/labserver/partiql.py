@@ -50,6 +50,8 @@ NO_STATEMENTS = ("1 validation error detected: Value '[]' at '{}' failed to sati
                  "length greater than or equal to 1")  # DynamoDB's answer to an empty Statements, an AWS Lambda's log
 TRANSACTION_RETURNING = ("Validation failed in TransactStatements[{}]: RETURNING clause is not supported in "
                          "ExecuteTransaction.")
+BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+QUOTED_ARGUMENT = frozenset({"begins_with", "contains"})  # the functions whose attribute moto's parser reads quoted
 PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE", "SET", "VALUE", "SELECT", "FROM",
                               "REMOVE"})
 
@@ -99,10 +101,12 @@ def each_statement_inlined(member, params):
 def statement_inlined(statement):
     """One statement (a dict with Statement and Parameters) with each ? replaced by its parameter, each number
     literal by the same literal of an N value and each true, false and null by a BOOL or NULL one (moto's parser
-    failed on null, and on any of them after SET's =), else None (a statement with none of them)."""
+    failed on null, and on any of them after SET's =), and the unquoted attribute a function names quoted
+    (begins_with(s, ...) as begins_with("s", ...), which moto's parser reads), else None (a statement with none of
+    them)."""
     text, parameters = statement["Statement"], statement.get("Parameters")
     updating = text.lstrip()[:6].upper() == "UPDATE"
-    if not (parameters or updating or "<<" in text or any(character.isdigit() for character in text)
+    if not (parameters or updating or "<<" in text or "(" in text or any(character.isdigit() for character in text)
             or LITERAL_WORD.search(text)):
         return None
     values, pieces, previous = iter(parameters or ()), [], ("", "")
@@ -115,6 +119,8 @@ def statement_inlined(statement):
             piece = parameter_literal({"N": piece})
         elif piece.upper() in LITERAL_WORDS and previous[1].upper() not in ("IS", "NOT", "."):
             piece = parameter_literal(LITERAL_WORDS[piece.upper()])  # IS [NOT] NULL stays the parser's
+        elif previous[1] == "(" and previous[0].lower() in QUOTED_ARGUMENT and BARE_NAME.fullmatch(piece):
+            piece = '"' + piece + '"'
         pieces.append(piece)
         if not piece.isspace():
             previous = (previous[1], piece)
@@ -345,6 +351,8 @@ def where_applies(clause, find_value, row):
     <> is the complement of = (moto's parser answered it as =)."""
     if clause.fn == "<>":
         return not values_equal(find_value(clause.left, row), clause.right)
+    if clause.fn == "begins_with":
+        return begins_with(regular(find_value(clause.left, row)), regular(clause.right))
     if clause.fn not in ORDERINGS or not isinstance(clause.right, dict) or "S" in clause.right:
         value = find_value(clause.left, row)
         if value is None and clause.fn in ORDERINGS:
@@ -362,6 +370,17 @@ def where_applies(clause, find_value, row):
     elif kind != "S":
         return False
     return ORDERINGS[clause.fn](first, second)
+
+
+def begins_with(value, prefix):
+    """PartiQL's begins_with(path, value): both strings, or both binary, the first starting with the second (the
+    Developer Guide's PartiQL functions: BEGINS_WITH); moto's parser compared them for equality."""
+    if not (isinstance(value, dict) and isinstance(prefix, dict) and len(value) == 1 and value.keys() == prefix.keys()):
+        return False
+    (kind, first), = value.items()
+    if kind == "S":
+        return first.startswith(prefix["S"])
+    return kind == "B" and as_bytes(first).startswith(as_bytes(prefix["B"]))
 
 
 class DuplicateItem(DynamodbException):

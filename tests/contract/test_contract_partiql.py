@@ -365,3 +365,15 @@ def test_a_batch_of_selects_on_a_quoted_table_name_answers_each_item(call, table
                    "Parameters": [item["PK"], item["SK"]]} for item in items]
     answer = call("BatchExecuteStatement", {"Statements": statements})
     assert answer == {"Responses": [{"TableName": table.name, "Item": item} for item in items]}
+
+
+@pytest.mark.parametrize("where, found", [("PK = ? AND begins_with(s, 'ab')", True),
+                                          ("PK = ? AND begins_with(s, 'zz')", False),
+                                          ("begins_with(s, 'ab') AND PK = ?", True)],
+                         ids=["a prefix", "another prefix", "the function first"])
+def test_begins_with_in_a_where_matches_a_prefix(call, table, key, where, found):
+    item = {**typed_key(key, "prefixed"), "s": {"S": "abc"}}
+    call("PutItem", {"TableName": table.name, "Item": item})
+    answer = call("ExecuteStatement", {"Statement": f'SELECT SK FROM "{table.name}" WHERE {where}',
+                                       "Parameters": [item["PK"]]})
+    assert answer == {"Items": [{"SK": item["SK"]}] if found else []}
