@@ -9,6 +9,8 @@ within a set must be unique" and "DynamoDB does not support empty sets".
 import re
 from decimal import Decimal, InvalidOperation
 
+from moto.dynamodb.models.dynamo_type import DynamoType
+
 from .answers import error
 
 MAX_DIGITS = 38
@@ -159,3 +161,18 @@ def batch_keys_stored(params):
         for key in requests.get("Keys", ()):
             made_canonical(key)
     return None
+
+
+def canonical_arithmetic(operation):
+    """moto's DynamoType + or - (SET n = n + :v, ADD n :v), its number result stored in canonical form: 1.5 + 1.5 is
+    3, where moto wrote 3.0."""
+    def worked_out(self, other):
+        result = operation(self, other)
+        if result.is_number():
+            result.value = canonical(result.value)[0] or result.value
+        return result
+    return worked_out
+
+
+DynamoType.__add__ = canonical_arithmetic(DynamoType.__add__)
+DynamoType.__sub__ = canonical_arithmetic(DynamoType.__sub__)

@@ -34,6 +34,16 @@ def test_an_updated_number_is_stored_in_canonical_form(call, table, key):
     assert stored(call, table, item)["n"] == {"N": "2.5"}
 
 
+@pytest.mark.parametrize("update", ["SET n = n + :v", "ADD n :v"])
+def test_a_sum_is_stored_in_canonical_form(call, table, key, update):
+    item = typed_key(key, "sum")
+    call("PutItem", {"TableName": table.name, "Item": {**item, "n": {"N": "1.5"}}})
+    answer = call("UpdateItem", {"TableName": table.name, "Key": item, "UpdateExpression": update,
+                                 "ExpressionAttributeValues": {":v": {"N": "1.5"}}, "ReturnValues": "UPDATED_NEW"})
+    assert answer == {"Attributes": {"n": {"N": "3"}}}
+    assert stored(call, table, item)["n"] == {"N": "3"}
+
+
 @pytest.mark.parametrize("number, message", [("1" * 39, TOO_PRECISE), ("-1." + "2" * 38, TOO_PRECISE),
                                              ("1E126", TOO_LARGE), ("-1E126", TOO_LARGE)],
                          ids=["39 digits", "39 digits, negative", "too large", "too large, negative"])
