@@ -1,6 +1,7 @@
 """The legacy parameters (AttributesToGet, Expected, KeyConditions, QueryFilter, ScanFilter, ConditionalOperator,
-AttributeUpdates) and the expression ones, never both in one request, as DynamoDB refuses them; moto evaluated the
-mixture. The API reference marks each legacy parameter "This is a legacy parameter. Use ... instead."."""
+AttributeUpdates) as DynamoDB takes them: never with the expression ones in one request (moto evaluated the mixture),
+Expected evaluated as the ConditionExpression it stands for, AttributeUpdates never changing the key. The API reference
+marks each legacy parameter "This is a legacy parameter. Use ... instead."."""
 from functools import cache
 
 from moto.core.responses import get_service_model
@@ -16,6 +17,12 @@ PLACEHOLDERS = ("ExpressionAttributeNames", "ExpressionAttributeValues")
 MIXED = ("Can not use both expression and non-expression parameters in the same request: Non-expression parameters: "
          "{{{}}} Expression parameters: {{{}}}")  # nubo-db/dynamodb-conformance's capture
 NO_EXPRESSION = "{} can only be specified when using expressions"  # dynalite's tests
+COMPARISONS = {"EQ": "{} = {}", "NE": "{} <> {}", "LE": "{} <= {}", "LT": "{} < {}", "GE": "{} >= {}", "GT": "{} > {}",
+               "NOT_NULL": "attribute_exists({})", "NULL": "attribute_not_exists({})", "CONTAINS": "contains({}, {})",
+               "NOT_CONTAINS": "NOT contains({}, {})", "BEGINS_WITH": "begins_with({}, {})",
+               "BETWEEN": "{} BETWEEN {} AND {}"}  # the API reference's Condition, as ConditionExpression says it
+KEY_UPDATED = ("One or more parameter values were invalid: Cannot update attribute {}. This attribute is part of the "
+               "key")  # nubo-db/dynamodb-conformance's capture (for an UpdateExpression; AttributeUpdates alike)
 
 
 @cache
@@ -38,13 +45,6 @@ def one_kind_of_parameters(target, params):
         return error("ValidationException", MIXED.format(", ".join(legacy), ", ".join(expressions)))
     return None
 
-
-COMPARISONS = {"EQ": "{} = {}", "NE": "{} <> {}", "LE": "{} <= {}", "LT": "{} < {}", "GE": "{} >= {}", "GT": "{} > {}",
-               "NOT_NULL": "attribute_exists({})", "NULL": "attribute_not_exists({})", "CONTAINS": "contains({}, {})",
-               "NOT_CONTAINS": "NOT contains({}, {})", "BEGINS_WITH": "begins_with({}, {})",
-               "BETWEEN": "{} BETWEEN {} AND {}"}  # the API reference's Condition, as ConditionExpression says it
-KEY_UPDATED = ("One or more parameter values were invalid: Cannot update attribute {}. This attribute is part of the "
-               "key")  # nubo-db/dynamodb-conformance's capture (for an UpdateExpression; AttributeUpdates alike)
 
 
 def expected_translated(params):
