@@ -13,8 +13,9 @@ ORDERS = "orders in which alice and bob's requests can reach DynamoDB)"
 
 def acquire_with_condition(table, name, owner, now, lease=2, condition="attribute_not_exists(PK) OR expiresAt < :now"):
     try:
+        values = {"ExpressionAttributeValues": {":now": now}} if ":now" in condition else {}  # unused ones are refused
         table.put_item(Item={"PK": f"LOCK#{name}", "SK": "LOCK", "owner": owner, "expiresAt": now + lease},
-                       ConditionExpression=condition, ExpressionAttributeValues={":now": now})
+                       ConditionExpression=condition, **values)
         return True
     except ClientError as error:
         if not refused(error):

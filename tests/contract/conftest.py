@@ -1,12 +1,16 @@
-"""Contract fixtures: one shared table with a GSI, per-test keys, a client that skips botocore's checks, and raw
-HTTP requests whose header names are spelt as other SDKs spell them."""
+"""Contract fixtures: one shared table with a GSI, per-test keys, a client that skips botocore's checks, raw HTTP
+requests whose header names are spelt as other SDKs spell them, and one request sent both ways."""
+import base64
 import http.client
 import json
+from functools import partial
 from urllib.parse import urlparse
 
 import boto3
 import pytest
+from botocore import xform_name
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from helpers import BackendError, connect, fresh_table, tracing
 from helpers.backend import CLIENT_CONFIG, DUMMY_CREDENTIALS, LAB_TAG
@@ -67,19 +71,56 @@ def raw(request, lab):
     """
     if lab.kind == "aws":
         pytest.skip("raw unsigned requests reach only a local server")
-    spell = HEADER_CASES[request.param]
+    return partial(post, lab.endpoint, HEADER_CASES[request.param])
 
-    def send(target, body, service="DynamoDB_20120810"):
-        address = urlparse(lab.endpoint)
-        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
-        headers = {"X-Amz-Target": f"{service}.{target}", "Content-Type": "application/x-amz-json-1.0",
-                   "Authorization": "AWS4-HMAC-SHA256 Credential=lab/20260101/us-east-1/dynamodb/aws4_request, "
-                                    "SignedHeaders=host;x-amz-target, Signature=0"}
-        try:
-            connection.request("POST", "/", body=body if isinstance(body, bytes) else json.dumps(body),
-                               headers={spell(name): value for name, value in headers.items()})
-            response = connection.getresponse()
-            return response.status, json.loads(response.read() or b"{}")
-        finally:
-            connection.close()
-    return send
+
+def post(endpoint, spell, target, body, service="DynamoDB_20120810"):
+    """(status, answer) of one unsigned request to `endpoint`, its header names spelt by `spell`; bytes in a JSON body
+    travel as base64 text, as DynamoDB's binary values do."""
+    address = urlparse(endpoint)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+    headers = {"X-Amz-Target": f"{service}.{target}", "Content-Type": "application/x-amz-json-1.0",
+               "Authorization": "AWS4-HMAC-SHA256 Credential=lab/20260101/us-east-1/dynamodb/aws4_request, "
+                                "SignedHeaders=host;x-amz-target, Signature=0"}
+    try:
+        connection.request("POST", "/", body=body if isinstance(body, bytes) else json.dumps(body, default=base64_text),
+                           headers={spell(name): value for name, value in headers.items()})
+        response = connection.getresponse()
+        return response.status, json.loads(response.read() or b"{}")
+    finally:
+        connection.close()
+
+
+def base64_text(value):
+    """json.dumps fallback: bytes as base64 text, anything else JSON has no type for (a datetime) as its text."""
+    return base64.b64encode(value).decode() if isinstance(value, bytes) else str(value)
+
+
+@pytest.fixture(params=["boto3", "raw HTTP"])
+def call(request, lab, unvalidated_client):
+    """call("PutItem", body) -> DynamoDB's answer, sent through boto3 (no parameter validation) or as one raw HTTP
+    request: (code, message) for an error, else the answer's members. Binary values go as bytes and come back as
+    base64 text either way."""
+    if request.param == "boto3":
+        return partial(through_boto3, unvalidated_client)
+    if lab.kind == "aws":
+        pytest.skip("raw unsigned requests reach only a local server")
+    return partial(through_http, lab.endpoint)
+
+
+def through_boto3(client, target, body):
+    """A request sent with a boto3 client, answered as `call` answers it."""
+    try:
+        answer = getattr(client, xform_name(target))(**body)
+    except ClientError as refused:
+        return refused.response["Error"]["Code"], refused.response["Error"]["Message"]
+    answer.pop("ResponseMetadata", None)
+    return json.loads(json.dumps(answer, default=base64_text))
+
+
+def through_http(endpoint, target, body):
+    """A request sent as one raw HTTP request, answered as `call` answers it."""
+    status, answer = post(endpoint, str, target, body)
+    if status != 200:
+        return answer.get("__type", "").rpartition("#")[2], answer.get("message", answer.get("Message"))
+    return answer

@@ -343,3 +343,37 @@ def test_an_empty_statement_is_refused_by_its_length_constraint(unvalidated_clie
         "Code": "ValidationException",
         "Message": "1 validation error detected: Value '' at 'statement' failed to satisfy constraint: "
                    "Member must have length greater than or equal to 1"}
+
+
+def test_a_malformed_statement_in_a_batch_fails_its_own_entry_only(call, table, key):
+    item = typed_key(key, "batch")
+    call("PutItem", {"TableName": table.name, "Item": item})
+    where = f"WHERE PK = '{item['PK']['S']}' AND SK = 'META'"
+    answer = call("BatchExecuteStatement", {"Statements": [{"Statement": f'SLECT * FROM "{table.name}" {where}'},
+                                                           {"Statement": f'SELECT * FROM "{table.name}" {where}'}]})
+    assert answer == {"Responses": [
+        {"Error": {"Code": "ValidationError",
+                   "Message": "Statement wasn't well formed, can't be processed: Expected data manipulation"}},
+        {"TableName": table.name, "Item": item}]}
+
+
+def test_a_batch_of_selects_on_a_quoted_table_name_answers_each_item(call, table, key):
+    items = [typed_key(key, f"selected{n}") for n in range(2)]
+    for item in items:
+        call("PutItem", {"TableName": table.name, "Item": item})
+    statements = [{"Statement": f'SELECT * FROM "{table.name}" WHERE PK = ? AND SK = ?',
+                   "Parameters": [item["PK"], item["SK"]]} for item in items]
+    answer = call("BatchExecuteStatement", {"Statements": statements})
+    assert answer == {"Responses": [{"TableName": table.name, "Item": item} for item in items]}
+
+
+@pytest.mark.parametrize("where, found", [("PK = ? AND begins_with(s, 'ab')", True),
+                                          ("PK = ? AND begins_with(s, 'zz')", False),
+                                          ("begins_with(s, 'ab') AND PK = ?", True)],
+                         ids=["a prefix", "another prefix", "the function first"])
+def test_begins_with_in_a_where_matches_a_prefix(call, table, key, where, found):
+    item = {**typed_key(key, "prefixed"), "s": {"S": "abc"}}
+    call("PutItem", {"TableName": table.name, "Item": item})
+    answer = call("ExecuteStatement", {"Statement": f'SELECT SK FROM "{table.name}" WHERE {where}',
+                                       "Parameters": [item["PK"]]})
+    assert answer == {"Items": [{"SK": item["SK"]}] if found else []}

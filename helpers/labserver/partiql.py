@@ -1,0 +1,549 @@
+"""PartiQL as DynamoDB answers it, where moto's parser and engine differ: parameters and literals inlined for its
+parser, writes refused as DynamoDB refuses them, WHERE comparisons by DynamoDB's rules, transactions all or nothing."""
+import base64
+import copy
+import json
+import operator
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+
+from moto.dynamodb.exceptions import (ConditionalCheckFailed, DynamodbException, MockValidationException,
+                                      TransactionCanceledException)
+from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.dynamo_type import DynamoType
+from moto.dynamodb.parsing import partiql as moto_partiql
+from py_partiql_parser._internal import where_parser
+from py_partiql_parser._internal.utils import CaseInsensitiveDict, is_dict
+from py_partiql_parser._internal.utils import serializer as partiql_serializer
+
+from .answers import error, lower_camel
+from .expressions import as_bytes
+from .knobs import find_table
+
+NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
+EXISTS = re.compile(r"\s*EXISTS\s*\((.*)\)\s*;?\s*$", re.I | re.S)
+EMPTY_STATEMENT = ("1 validation error detected: Value '' at 'statement' failed to satisfy constraint: "
+                   "Member must have length greater than or equal to 1")
+STATEMENT_TABLE = re.compile(r'\s*(?:EXISTS\s*\(\s*)?(?:UPDATE|DELETE\s+FROM|INSERT\s+INTO|SELECT\s.*?\bFROM)\s+'
+                             r'("(?:[^"]|"")+"|[A-Za-z0-9_.-]+)', re.I | re.S)  # the table a statement names
+NO_SUCH_TABLE = "Requested resource not found"
+TOO_FEW_PARAMETERS = "Number of parameters in request and statement don't match."
+DUPLICATE_ITEM = "Duplicate primary key exists in table"
+PARAMETER_MARK = "\x00lab parameter:"
+LIST_INDEX = re.compile(r"\[(\d+)\]")
+ORDERINGS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+PARTIQL_VERBS = ("SELECT", "INSERT", "UPDATE", "DELETE", "EXISTS")
+STATEMENT_PIECE = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|[^'\"?]+")
+STATEMENT_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_]*|"
+                             r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|\s+|.", re.S)
+NUMBER_LITERAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+LITERAL_WORDS = {"TRUE": {"BOOL": True}, "FALSE": {"BOOL": False}, "NULL": {"NULL": True}}
+LITERAL_WORD = re.compile(r"\b(?:true|false|null)\b", re.I)
+ARITHMETIC = "lab:arithmetic"  # the kind of the typed value that carries an UPDATE's SET path = a + b to the engine
+NO_SUCH_OPERAND = "The provided expression refers to an attribute that does not exist in the item"
+OPERAND_TYPE = "An operand in the update expression has an incorrect data type"
+RETURNING = re.compile(r"\s+RETURNING\s+(ALL|MODIFIED)\s+(OLD|NEW)\s+\*\s*;?\s*$", re.I)
+DELETE_RETURNING = ("Invalid returning clause: RETURNING {} {} *. Only RETURNING ALL OLD * is allowed in DELETE "
+                    "statements.")
+NO_STATEMENTS = ("1 validation error detected: Value '[]' at '{}' failed to satisfy constraint: Member must have "
+                 "length greater than or equal to 1")  # DynamoDB's answer to an empty Statements, an AWS Lambda's log
+TRANSACTION_RETURNING = ("Validation failed in TransactStatements[{}]: RETURNING clause is not supported in "
+                         "ExecuteTransaction.")
+BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+QUOTED_ARGUMENT = frozenset({"begins_with", "contains"})  # the functions whose attribute moto's parser reads quoted
+PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE", "SET", "VALUE", "SELECT", "FROM",
+                              "REMOVE"})
+
+
+def statement_is_dml(params):
+    """A statement that does not start with a PartiQL verb is a syntax error; moto fails on it. An empty one is left to
+    statement_not_empty."""
+    if params["Statement"].strip() and not starts_with_a_verb(params["Statement"]):
+        return error("ValidationException", NOT_WELL_FORMED)
+    return None
+
+
+def starts_with_a_verb(statement):
+    """Whether a statement starts with a PartiQL verb (SELECT, INSERT, UPDATE, DELETE, EXISTS)."""
+    words = statement.split(None, 1)
+    return bool(words) and words[0].upper() in PARTIQL_VERBS
+
+
+def each_statement_answered(self, statements):
+    """BatchExecuteStatement answers a statement that does not start with a PartiQL verb in its own entry, as a
+    ValidationError in DynamoDB's words, and runs the others (nubo-db/dynamodb-conformance's capture: "a malformed
+    member does not poison the batch"); moto's validation failed on it, failing the whole batch with a 500."""
+    well_formed = [starts_with_a_verb(statement["Statement"]) for statement in statements]
+    answers = iter(plain_batch_execute(self, [statement for statement, ok in zip(statements, well_formed) if ok]))
+    return [next(answers) if ok else {"Error": {"Code": "ValidationError", "Message": NOT_WELL_FORMED}}
+            for ok in well_formed]
+
+
+def parameters_inlined(params):
+    """An ExecuteStatement's ? parameters and number literals, each written into the statement as a literal
+    moto's parser reads back as the typed value (see read_literal): moto's parser ignores parameters in INSERT
+    and DELETE, has no literal for binary values or sets, and reads no unquoted number (UPDATE and DELETE failed
+    on one, SELECT compared it as a string)."""
+    return statement_inlined(params)
+
+
+def each_statement_inlined(member, params):
+    """BatchExecuteStatement's Statements or ExecuteTransaction's TransactStatements, each with its ? and numbers
+    inlined."""
+    statements = params[member]
+    inlined = [statement_inlined(statement) for statement in statements]
+    if not any(inlined):
+        return None
+    return {**params, member: [new or old for new, old in zip(inlined, statements)]}
+
+
+def statement_inlined(statement):
+    """One statement (a dict with Statement and Parameters) with each ? replaced by its parameter, each number
+    literal by the same literal of an N value and each true, false and null by a BOOL or NULL one (moto's parser
+    failed on null, and on any of them after SET's =), and the unquoted attribute a function names quoted
+    (begins_with(s, ...) as begins_with("s", ...), which moto's parser reads), else None (a statement with none of
+    them)."""
+    text, parameters = statement["Statement"], statement.get("Parameters")
+    updating = text.lstrip()[:6].upper() == "UPDATE"
+    if not (parameters or updating or "<<" in text or "(" in text or any(character.isdigit() for character in text)
+            or LITERAL_WORD.search(text)):
+        return None
+    values, pieces, previous = iter(parameters or ()), [], ("", "")
+    for piece in STATEMENT_TOKEN.findall(text):
+        if piece == "?":
+            piece = parameter_literal(next(values))
+        elif NUMBER_LITERAL.fullmatch(piece) and not (previous[1] == "[" and names_a_path(previous[0])):
+            if pieces and pieces[-1] in "+-" and not names_a_value(previous[0]):  # a sign of the number's own
+                piece = pieces.pop().replace("+", "") + piece
+            piece = parameter_literal({"N": piece})
+        elif piece.upper() in LITERAL_WORDS and previous[1].upper() not in ("IS", "NOT", "."):
+            piece = parameter_literal(LITERAL_WORDS[piece.upper()])  # IS [NOT] NULL stays the parser's
+        elif previous[1] == "(" and previous[0].lower() in QUOTED_ARGUMENT and BARE_NAME.fullmatch(piece):
+            piece = '"' + piece + '"'
+        pieces.append(piece)
+        if not piece.isspace():
+            previous = (previous[1], piece)
+    if "<<" in text:
+        pieces = sets_inlined(pieces)
+    if updating:
+        pieces = sums_carried(set_clauses_joined(pieces))
+    if not parameters and pieces == STATEMENT_TOKEN.findall(text):
+        return None
+    return {**statement, "Parameters": [], "Statement": "".join(pieces)}
+
+
+def sets_inlined(pieces):
+    """The pieces with each set literal, <<'a', 'b'>> or <<1, 2.5>> (the Developer Guide's PartiQL String Set and
+    Number Set), written as one parameter literal of its SS or NS value; moto's parser had no literal for sets
+    (StopIteration). A set of mixed or other members is left as it is."""
+    index = 0
+    while index < len(pieces) - 1:
+        if pieces[index] == "<" and pieces[index + 1] == "<":
+            end = next((at for at in range(index + 2, len(pieces) - 1)
+                        if pieces[at] == ">" and pieces[at + 1] == ">"), None)
+            members = [piece for piece in pieces[index + 2:end] if not piece.isspace()] if end else []
+            kinds = {set_member(piece)[0] for piece in members[::2]} if members else set()
+            if end and len(kinds) == 1 and None not in kinds and all(piece == "," for piece in members[1::2]) \
+                    and len(members) % 2:
+                kind = kinds.pop()
+                value = {kind + "S": [set_member(piece)[1] for piece in members[::2]]}
+                pieces = pieces[:index] + [parameter_literal(value)] + pieces[end + 2:]
+        index += 1
+    return pieces
+
+
+def set_member(piece):
+    """(S, the string) of a string literal, (N, the number) of a number's parameter literal, else (None, None)."""
+    if piece.startswith("'" + PARAMETER_MARK):
+        value = json.loads(base64.b64decode(piece[1 + len(PARAMETER_MARK):-1]))
+        return ("N", value["N"]) if list(value) == ["N"] else (None, None)
+    if len(piece) > 1 and piece[0] == piece[-1] == "'":
+        return "S", piece[1:-1].replace("''", "'")
+    return None, None
+
+
+def set_clauses_joined(pieces):
+    """An UPDATE's pieces with each SET clause after the first joined to it by a comma (SET a = 1 SET b = 2, the
+    form of the Developer Guide's PartiQL examples, as SET a = 1, b = 2: moto's parser failed on the second)."""
+    seen_set = False
+    for index, piece in enumerate(pieces):
+        word = piece.upper()
+        if word == "WHERE":
+            break
+        if word == "SET":
+            if seen_set:
+                pieces = pieces[:index] + [","] + pieces[index + 1:]
+            seen_set = True
+    return pieces
+
+
+def sums_carried(pieces):
+    """An UPDATE's pieces with each SET path = a + b (or a - b), a and b an attribute name or a value, written as
+    one parameter literal of an ARITHMETIC value, which arithmetic_applied works out against the item (moto's
+    parser reads only a literal after =)."""
+    words = [index for index, piece in enumerate(pieces) if not piece.isspace()]
+    for place in range(len(words) - 1, 2, -1):
+        if pieces[words[place - 1]] not in "+-" or pieces[words[place - 3]] != "=":
+            continue
+        if any(pieces[index].upper() == "WHERE" for index in words[:place]):
+            continue
+        ends = words[place + 1] if place + 1 < len(words) else None
+        if ends is not None and pieces[ends] != "," and pieces[ends].upper() not in ("WHERE", "SET", "REMOVE"):
+            continue
+        operands = [operand(pieces[words[place - 2]]), operand(pieces[words[place]])]
+        if None in operands:
+            continue
+        value = parameter_literal({ARITHMETIC: [operands[0], pieces[words[place - 1]], operands[1]]})
+        pieces = pieces[:words[place - 2]] + [value] + pieces[words[place] + 1:]
+    return pieces
+
+
+def operand(piece):
+    """An operand of SET arithmetic: {"path": name} for an attribute name, the typed value of a parameter literal,
+    or None for anything else (left to moto's parser)."""
+    if piece.startswith("'" + PARAMETER_MARK):
+        return json.loads(base64.b64decode(piece[1 + len(PARAMETER_MARK):-1]))
+    if piece[:1] == '"' and piece[-1:] == '"' and len(piece) > 1:
+        return {"path": piece[1:-1].replace('""', '"')}
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", piece) and piece.upper() not in PARTIQL_KEYWORDS:
+        return {"path": piece}
+    return None
+
+
+def arithmetic_applied(before, after):
+    """The item an UPDATE writes, each ARITHMETIC value worked out against the item as it was: both operands
+    numbers, as UpdateItem's SET a = b + c requires, else its ValidationException in its words (moto's UpdateItem
+    words both alike; no capture of PartiQL's own was found)."""
+    for name, value in list(after.items()):
+        if not (isinstance(value, dict) and ARITHMETIC in value):
+            continue
+        left, sign, right = value[ARITHMETIC]
+        values = []
+        for side in (left, right):
+            found = before.get(side["path"]) if "path" in side else side
+            if found is None:
+                raise MockValidationException(NO_SUCH_OPERAND)
+            if not (isinstance(found, dict) and list(found) == ["N"]):
+                raise MockValidationException(OPERAND_TYPE)
+            values.append(Decimal(found["N"]))
+        total = values[0] + values[1] if sign == "+" else values[0] - values[1]
+        after[name] = {"N": format(total.normalize(), "f") if total else "0"}  # 1.5 + 1.5 is 3, as DynamoDB writes it
+    return after
+
+
+def names_a_path(token):
+    """Whether a statement token ends a document path, so that a [ after it indexes a list (a[0], "a"[0], a[0][1])
+    rather than opening a list literal."""
+    return token[:1] == '"' or token == "]" or (token[:1].isalpha() or token[:1] == "_") and \
+        token.upper() not in PARTIQL_KEYWORDS
+
+
+def names_a_value(token):
+    """Whether a statement token ends an operand, so that a + or - after it is arithmetic, not a number's sign."""
+    return names_a_path(token) or token in (")", "?") or token[:1] == "'" or NUMBER_LITERAL.fullmatch(token) is not None
+
+
+def parameter_literal(value):
+    """A typed value as a PartiQL string literal that carries it whole: the mark, then its JSON in base64."""
+    if not isinstance(value, dict) or len(value) != 1:
+        raise ValueError("a parameter is one typed value")
+    return "'" + PARAMETER_MARK + base64.b64encode(json.dumps(value).encode()).decode() + "'"
+
+
+def read_literal(text):
+    """moto's PartiQL parser turns each literal into a typed value here: a parameter literal (parameter_literal)
+    becomes the parameter's value, binary members as the bytes moto keeps for them; any other literal as before."""
+    if isinstance(text, str) and text.startswith(PARAMETER_MARK):
+        return stored_value(json.loads(base64.b64decode(text[len(PARAMETER_MARK):])))
+    return plain_literal(text)
+
+
+def stored_value(value):
+    """A typed value as moto keeps it from any write: B and BS members as bytes, at every depth."""
+    (kind, inner), = value.items()
+    if kind == "B":
+        return {kind: base64.b64decode(inner)}
+    if kind == "BS":
+        return {kind: [base64.b64decode(member) for member in inner]}
+    if kind == "L":
+        return {kind: [stored_value(member) for member in inner]}
+    if kind == "M":
+        return {kind: {name: stored_value(member) for name, member in inner.items()}}
+    return value
+
+
+def same_value(self, other):
+    """PartiQL's = on two attribute values, as DynamoDB compares them: numbers by value, sets as sets, binary by
+    bytes, maps by name (with the case of each name); moto's parser compared their JSON, case-insensitively."""
+    if not isinstance(other, Mapping):
+        return NotImplemented
+    return values_equal(regular(self), regular(other))
+
+
+def regular(value):
+    """A parser's case-insensitive mapping as a plain dict (other values as they are)."""
+    return value.get_regular() if isinstance(value, CaseInsensitiveDict) else value
+
+
+def values_equal(left, right):
+    """Whether two typed values ({type: value}) are equal by DynamoDB's rules."""
+    left, right = regular(left), regular(right)
+    if not (isinstance(left, dict) and isinstance(right, dict) and len(left) == 1 == len(right)):
+        return left == right
+    (kind, first), = left.items()
+    (other_kind, second), = right.items()
+    if kind != other_kind:
+        return False
+    try:
+        if kind == "N":
+            return Decimal(first) == Decimal(second)
+        if kind == "NS":
+            return {Decimal(member) for member in first} == {Decimal(member) for member in second}
+        if kind == "B":
+            return as_bytes(first) == as_bytes(second)
+        if kind == "BS":
+            return {as_bytes(member) for member in first} == {as_bytes(member) for member in second}
+        if kind == "SS":
+            return set(first) == set(second)
+        if kind == "L":
+            return len(first) == len(second) and all(map(values_equal, first, second))
+        if kind == "M":
+            first, second = regular(first), regular(second)
+            return first.keys() == second.keys() and all(values_equal(first[name], second[name]) for name in first)
+    except (ArithmeticError, TypeError, ValueError):
+        pass
+    return first == second
+
+
+def enough_parameters(params):
+    """A statement with more ? than Parameters is refused, as DynamoDB does (more Parameters than ? are accepted)."""
+    statements = params.get("Statements") or params.get("TransactStatements") or [params]
+    for statement in statements:
+        if STATEMENT_PIECE.findall(statement["Statement"]).count("?") > len(statement.get("Parameters") or ()):
+            return error("ValidationException", TOO_FEW_PARAMETERS)
+    return None
+
+
+def value_at(path, item):
+    """The value a WHERE clause's path names in an item, or None: its first name an attribute, each further name a
+    member of a map, each [n] an element of a list (moto's read an item with an attribute named m as a map)."""
+    value = {"M": item}
+    for step in path:
+        name, *indexes = LIST_INDEX.split(step)
+        members = value.get("M") if is_dict(value) else None
+        if not is_dict(members) or name not in members:
+            return None
+        value = members[name]
+        for index in indexes[::2]:
+            elements = value.get("L") if is_dict(value) else None
+            if not isinstance(elements, list) or int(index) >= len(elements):
+                return None
+            value = elements[int(index)]
+    return value
+
+
+def where_applies(clause, find_value, row):
+    """A WHERE comparison <, <=, > or >= with a typed value (a parameter) compares as DynamoDB does: values of one
+    type, numbers by value, strings by code point, binary by byte; one of another type, or missing, is false.
+    Comparisons with a string literal stay as moto's parser makes them (a number literal arrives as a parameter,
+    statement_inlined).
+    <> is the complement of = (moto's parser answered it as =)."""
+    if clause.fn == "<>":
+        return not values_equal(find_value(clause.left, row), clause.right)
+    if clause.fn == "begins_with":
+        return begins_with(regular(find_value(clause.left, row)), regular(clause.right))
+    if clause.fn not in ORDERINGS or not isinstance(clause.right, dict) or "S" in clause.right:
+        value = find_value(clause.left, row)
+        if value is None and clause.fn in ORDERINGS:
+            return False
+        return plain_where(clause, find_value, row)
+    value = regular(find_value(clause.left, row))
+    if not isinstance(value, dict) or value.keys() != clause.right.keys() or len(value) != 1:
+        return False
+    (kind, first), = value.items()
+    second = clause.right[kind]
+    if kind == "N":
+        first, second = Decimal(first), Decimal(second)
+    elif kind == "B":
+        first, second = as_bytes(first), as_bytes(second)
+    elif kind != "S":
+        return False
+    return ORDERINGS[clause.fn](first, second)
+
+
+def begins_with(value, prefix):
+    """PartiQL's begins_with(path, value): both strings, or both binary, the first starting with the second (the
+    Developer Guide's PartiQL functions: BEGINS_WITH); moto's parser compared them for equality."""
+    if not (isinstance(value, dict) and isinstance(prefix, dict) and len(value) == 1 and value.keys() == prefix.keys()):
+        return False
+    (kind, first), = value.items()
+    if kind == "S":
+        return first.startswith(prefix["S"])
+    return kind == "B" and as_bytes(first).startswith(as_bytes(prefix["B"]))
+
+
+class DuplicateItem(DynamodbException):
+    """PartiQL INSERT of a key the table holds; `name` is the code BatchExecuteStatement answers (moto reads it)."""
+    name = "DuplicateItem"
+
+    def __init__(self):
+        super().__init__("com.amazonaws.dynamodb.v20120810#DuplicateItemException", DUPLICATE_ITEM)
+
+
+class UpdateFoundNoItem(ConditionalCheckFailed):
+    """PartiQL UPDATE whose WHERE clause matches no item (none with its key, or a condition that does not hold)."""
+    name = "ConditionalCheckFailed"
+
+
+def partiql_writes_refused(statement, source_data, parameters):
+    """moto's PartiQL statement, refused where DynamoDB refuses it: an INSERT of a key the table already holds
+    (moto overwrote the item), an UPDATE that matches no item (moto changed nothing and answered 200). A DELETE
+    that matches nothing succeeds, as in DynamoDB. An UPDATE or DELETE ending in RETURNING answers the items it
+    names (returned_items); moto's parser failed on the clause."""
+    verb = statement.split(None, 1)[0].upper() if statement.strip() else ""
+    returning = RETURNING.search(statement) if verb in ("UPDATE", "DELETE") else None
+    if returning is not None:
+        which, image = returning.group(1).upper(), returning.group(2).upper()
+        if verb == "DELETE" and (which, image) != ("ALL", "OLD"):
+            raise MockValidationException(DELETE_RETURNING.format(which, image))
+        statement = statement[:returning.start()]
+    answer = plain_partiql_query(statement, source_data, parameters)
+    if verb == "INSERT":
+        for table_name, changes in answer[1].items():
+            table = find_table(table_name)
+            if table is not None and any(before is None and holds_key(table, after) for before, after in changes):
+                raise DuplicateItem()
+    elif verb == "UPDATE" and not any(answer[1].values()):
+        raise UpdateFoundNoItem()
+    elif verb == "UPDATE" and PARAMETER_MARK in statement:  # a SET sum arrives as a parameter literal
+        for changes in answer[1].values():
+            changes[:] = [(before, arithmetic_applied(before, after)) for before, after in changes]
+    if returning is not None:
+        answer = (returned_items(answer[1], which, image), answer[1])
+    return answer
+
+
+def returned_items(changes, which, image):
+    """The items RETURNING ALL|MODIFIED OLD|NEW * answers, from the (before, after) of each item written: the whole
+    item before or after the write, or only the attributes the write set or removed (as UPDATE's ReturnValues
+    UPDATED_OLD / UPDATED_NEW do)."""
+    items = []
+    for table_changes in changes.values():
+        for before, after in table_changes:
+            chosen = (before if image == "OLD" else after) or {}
+            if which == "MODIFIED":
+                other = (after if image == "OLD" else before) or {}
+                chosen = {name: value for name, value in chosen.items() if other.get(name) != value}
+            if chosen:
+                items.append(chosen)
+    return items
+
+
+def metadata_without_returning(statement):
+    """moto's get_query_metadata (BatchExecuteStatement reads each statement's table with it) of the statement
+    without its RETURNING clause, which its parser fails on, and with each table's name unquoted: moto looked up
+    "p90-contract", quotes and all, so a batch's statements on a table whose name needs quotes found no table."""
+    returning = RETURNING.search(statement)
+    metadata = plain_query_metadata(statement if returning is None else statement[:returning.start()])
+    metadata._tables = {alias: unquoted(name) for alias, name in metadata._tables.items()}  # the names it answers
+    return metadata
+
+
+def unquoted(name):
+    """A table name as a statement names it ("a""b" or a_b), as the table is called (a"b, a_b)."""
+    return name[1:-1].replace('""', '"') if name[:1] == '"' and name[-1:] == '"' and len(name) > 1 else name
+
+
+def statements_not_empty(member, params):
+    """An empty Statements (BatchExecuteStatement) or TransactStatements (ExecuteTransaction) is refused by the model's
+    minimum length of 1, as DynamoDB words a length constraint on a list; moto answered no responses."""
+    if params[member] == []:
+        return error("ValidationException", NO_STATEMENTS.format(lower_camel(member)))
+    return None
+
+
+def statement_not_empty(params):
+    """An empty Statement is refused by the model's minimum length of 1, as DynamoDB's validation words a length
+    constraint (paritysuite/dynamodb-conformance's captures: "Value '' at 'tableName' failed to satisfy
+    constraint: Member must have length greater than or equal to 1"); moto's parser failed on it (TypeError)."""
+    if params["Statement"] == "":
+        return error("ValidationException", EMPTY_STATEMENT)
+    return None
+
+
+def statement_tables_exist(params):
+    """A statement naming a table the lab does not hold is a ResourceNotFoundException, as moto answers a SELECT
+    of one and as nubo-db/dynamodb-conformance records real DynamoDB answering ('Requested resource not found');
+    moto's UPDATE, DELETE and INSERT, and ExecuteTransaction's statements, failed on one with a KeyError. A
+    FAILURE rule: it runs only once moto has failed."""
+    statements = params.get("TransactStatements") or [params]
+    for statement in statements:
+        named = STATEMENT_TABLE.match(statement["Statement"])
+        name = named and unquoted(named.group(1))
+        if name and find_table(name) is None:
+            return error("ResourceNotFoundException", NO_SUCH_TABLE)
+    return None
+
+
+def no_returning_in_transaction(params):
+    """ExecuteTransaction refuses a statement with a RETURNING clause, in DynamoDB's words as
+    nubo-db/dynamodb-conformance pins them from real DynamoDB (eu-west-2)."""
+    for place, statement in enumerate(params["TransactStatements"]):
+        if RETURNING.search(statement["Statement"]):
+            return error("ValidationException", TRANSACTION_RETURNING.format(place))
+    return None
+
+
+def holds_key(table, item):
+    """Whether the table holds an item with this item's key (False when the item lacks a key attribute)."""
+    names = [name for name in (table.hash_key_attr, table.range_key_attr) if name]
+    if item is None or any(name not in item for name in names):
+        return False
+    key = [DynamoType(item[name]) for name in names]
+    return table.get_item(*key) is not None
+
+
+def transaction_all_or_nothing(backend, statements):
+    """ExecuteTransaction applied whole or not at all: a statement DynamoDB refuses cancels the transaction, with
+    each statement's reason in its place, and leaves every table as it was (moto applied statements one by one
+    and stopped at the first refusal, keeping the ones before it). EXISTS(SELECT ...), the Developer Guide's
+    condition check of a PartiQL transaction, holds when its SELECT finds an item, else cancels the transaction
+    as a failed condition (moto's parser failed on it)."""
+    saved = {name: copy.deepcopy(table) for name, table in backend.tables.items()}
+    reasons, responses = [], []
+    for statement in statements:
+        text, exists = statement["Statement"], EXISTS.match(statement["Statement"])
+        try:
+            items = backend.execute_statement(statement=exists.group(1) if exists else text,
+                                              parameters=statement.get("Parameters", []))
+            if exists is not None:
+                if not items:
+                    raise ConditionalCheckFailed()
+                items = []  # a check answers no item
+        except DuplicateItem as refused:
+            reasons.append(("ValidationError", refused.message, None))
+        except ConditionalCheckFailed as refused:
+            reasons.append(("ConditionalCheckFailed", refused.message, None))
+        else:
+            reasons.append((None, None, None))
+            responses.extend({"Item": item} for item in items)
+    if any(code for code, _, _ in reasons):
+        backend.tables.update(saved)
+        raise TransactionCanceledException(reasons)
+    return responses
+
+
+plain_partiql_query = moto_partiql.query
+moto_partiql.query = partiql_writes_refused  # DynamoDBBackend.execute_statement calls partiql.query at each statement
+plain_query_metadata = moto_partiql.get_query_metadata
+moto_partiql.get_query_metadata = metadata_without_returning
+DynamoDBBackend.execute_transaction = transaction_all_or_nothing
+plain_batch_execute = DynamoDBBackend.batch_execute_statement
+DynamoDBBackend.batch_execute_statement = each_statement_answered
+plain_literal = partiql_serializer.serialize
+partiql_serializer.serialize = read_literal  # the instance every PartiQL parser module serializes literals with
+CaseInsensitiveDict.__eq__ = same_value
+plain_where = where_parser.WhereClause.apply
+where_parser.WhereClause.apply = where_applies
+where_parser.find_value_in_dynamodb_document = value_at  # the function DynamoDBWhereParser reads values with
