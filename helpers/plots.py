@@ -19,6 +19,11 @@ def label(race):
     return LABELS.get(race.strategy, f"{race.strategy}()")
 
 
+def with_note(title, race):
+    """A figure title, followed by the race's note ("stopped after 869 of 10,000 operations") when it has one."""
+    return f"{title}<br><sup>{race.note}: the operations that completed</sup>" if race.note else title
+
+
 def expected_vs_final(*races):
     """Bars of expected and final value per race, with the lost updates written over each pair."""
     names = [label(r) for r in races]
@@ -37,7 +42,7 @@ def expected_vs_final(*races):
     first = races[0]
     verdict = ", ".join(f"{n} lost {r.lost or 'none'}" for n, r in zip(names, races))
     figure.update_layout(
-        title=f"{first.operations} updates from {first.threads} threads at once: {verdict}",
+        title=with_note(f"{first.operations} updates from {first.threads} threads at once: {verdict}", first),
         yaxis_title="counter value", yaxis_range=[0, top * 1.22], xaxis_title="strategy", barmode="group",
         legend_title="", legend={"orientation": "h", "y": -0.2}, height=430, margin={"t": 70})
     return figure
@@ -107,7 +112,7 @@ def timeline(race):
                                     hoverinfo="skip"))
     threads = sorted(log["thread"].unique())
     figure.update_layout(
-        title=timeline_title(race), xaxis_title="time since the threads were released (ms)", yaxis_title="",
+        title=with_note(timeline_title(race), race), xaxis_title="time since the threads were released (ms)", yaxis_title="",
         yaxis={"categoryorder": "array", "categoryarray": [f"thread {t}" for t in reversed(threads)]},
         legend={"orientation": "h", "y": -0.15 - 0.5 / max(len(threads), 4)}, height=280 + 24 * len(threads),
         margin={"t": 100})
