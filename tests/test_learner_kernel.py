@@ -103,15 +103,20 @@ def is_lab_server(process):
 
 
 @pytest.fixture
-def kernel(progress_file):
-    """A fresh python3 kernel (the lab's Python), with the lab's Setup run; shut down after the test."""
+def new_kernel(progress_file):
+    """A new python3 kernel (the lab's Python, with the lab's kernel settings); shut down after the test."""
     env = {**os.environ, "DYNAMODB_LAB_PROGRESS": str(progress_file)}
     manager, client = start_new_kernel(kernel_name="python3", env=env)
-    lab = Kernel(manager, client)
-    lab.server_pid = int(lab.printed(SETUP))
-    yield lab
+    yield Kernel(manager, client)
     client.stop_channels()
     manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def kernel(new_kernel):
+    """A new kernel that has run the lab's Setup: a table with one item in it."""
+    new_kernel.server_pid = int(new_kernel.printed(SETUP))
+    return new_kernel
 
 
 def server_survives(kernel):
@@ -230,3 +235,14 @@ def test_stop_keeps_a_partial_result(kernel):
 def test_the_server_still_exits_with_its_kernel_even_one_killed_with_sigkill(kernel):
     os.kill(kernel.manager.provisioner.pid, signal.SIGKILL)
     psutil.Process(kernel.server_pid).wait(timeout=10)
+
+
+def test_a_cell_run_before_the_setup_cell_says_to_run_the_setup_cell_first(new_kernel):
+    reply, outputs = new_kernel.run("panel = Panel('Race', run)")
+    assert reply["status"] == "error" and reply["ename"] == "NameError"
+    (error,) = [m["content"] for m in outputs if m["msg_type"] == "error"]
+    assert "run the Setup cell first" in error["traceback"][-1]
+    new_kernel.printed(SETUP)
+    reply, outputs = new_kernel.run("panel = Panle('Race', run)")
+    (error,) = [m["content"] for m in outputs if m["msg_type"] == "error"]
+    assert "Panle" in error["traceback"][-1] and "Setup" not in error["traceback"][-1]
