@@ -3,6 +3,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -151,6 +152,26 @@ def jupyter_lab(tmp_path_factory):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture
+def make_lab(tmp_path):
+    """Run `make lab` itself with make arguments until JupyterLab serves; return (its runtime info, what it printed)."""
+    def run(*arguments):
+        environment = {**lab_environment(tmp_path), "BROWSER": "true"}
+        log = tmp_path / "make-lab.log"
+        with log.open("w") as output:
+            make = subprocess.Popen(["make", "--no-print-directory", "lab", *arguments], cwd=REPO, env=environment,
+                                    stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            while not (info := server_info(tmp_path / "runtime")):
+                assert make.poll() is None, log.read_text()
+                time.sleep(0.2)
+        finally:
+            os.killpg(make.pid, signal.SIGTERM)
+            make.wait(timeout=30)
+        return info, log.read_text()
+    return run
 
 
 def missing_browser(config, reason):

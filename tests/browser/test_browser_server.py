@@ -1,4 +1,5 @@
-"""The server side of `make lab`: nobody else on the network can reach it, and nobody without the token gets in."""
+"""The server side of `make lab`: nobody else on the network can reach it, nobody without the token gets in,
+and a port already taken is no obstacle."""
 import ipaddress
 import socket
 
@@ -31,3 +32,13 @@ def test_lab_listens_on_loopback_only(jupyter_lab):
 def test_lab_refuses_requests_without_the_token(jupyter_lab):
     assert jupyter_lab.request("/api/contents", token=False)[0] == 403
     assert jupyter_lab.request("/api/contents")[0] == 200
+
+
+def test_make_lab_with_its_port_taken_picks_the_next_free_one_and_prints_its_url(make_lab):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        info, printed = make_lab(f"PORT={taken}")
+    assert info["port"] != taken and f"The port {taken} is already in use" in printed
+    assert f"http://127.0.0.1:{info['port']}/lab" in printed
