@@ -13,6 +13,8 @@ import psutil
 import pytest
 from jupyter_client.manager import start_new_kernel
 
+from helpers import doctor
+
 SETUP = """
 import threading
 from helpers import connect, fresh_table, tracing
@@ -246,3 +248,10 @@ def test_a_cell_run_before_the_setup_cell_says_to_run_the_setup_cell_first(new_k
     reply, outputs = new_kernel.run("panel = Panle('Race', run)")
     (error,) = [m["content"] for m in outputs if m["msg_type"] == "error"]
     assert "Panle" in error["traceback"][-1] and "Setup" not in error["traceback"][-1]
+
+
+def test_an_open_notebook_costs_about_the_memory_the_doctor_and_00_say(kernel):
+    kernel.printed("from helpers.widgets import race_panel\nrace_panel().click()")
+    processes = [psutil.Process(kernel.manager.provisioner.pid), psutil.Process(kernel.server_pid)]
+    used_mb = sum(process.memory_full_info().pss for process in processes) / 2**20
+    assert 0.6 * doctor.NOTEBOOK_MEMORY_MB < used_mb < 1.4 * doctor.NOTEBOOK_MEMORY_MB
