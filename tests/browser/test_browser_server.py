@@ -1,7 +1,11 @@
 """The server side of `make lab`: nobody else on the network can reach it, nobody without the token gets in,
 and a port already taken is no obstacle."""
 import ipaddress
+import os
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import psutil
 
@@ -42,3 +46,11 @@ def test_make_lab_with_its_port_taken_picks_the_next_free_one_and_prints_its_url
         info, printed = make_lab(f"PORT={taken}")
     assert info["port"] != taken and f"The port {taken} is already in use" in printed
     assert f"http://127.0.0.1:{info['port']}/lab" in printed
+
+
+def test_the_labs_jupyter_server_shuts_down_kernels_idle_for_an_hour(tmp_path):
+    shown = subprocess.run([Path(sys.executable).with_name("jupyter"), "server", "--show-config"],
+                           env={**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path)}, capture_output=True, text=True,
+                           check=True).stdout
+    culling = shown[shown.index("MappingKernelManager"):]
+    assert ".cull_idle_timeout = 3600" in culling and ".cull_connected = True" in culling
