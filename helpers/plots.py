@@ -42,7 +42,7 @@ def expected_vs_final(*races):
     first = races[0]
     verdict = ", ".join(f"{n} lost {r.lost or 'none'}" for n, r in zip(names, races))
     figure.update_layout(
-        title=with_note(f"{first.operations} updates from {first.threads} threads at once: {verdict}", first),
+        title=with_note(f"{first.completed} updates from {first.threads} threads at once: {verdict}", first),
         yaxis_title="counter value", yaxis_range=[0, top * 1.22], xaxis_title="strategy", barmode="group",
         legend_title="", legend={"orientation": "h", "y": -0.2}, height=430, margin={"t": 70})
     return figure
@@ -130,9 +130,9 @@ def hover(rows, erased):
 
 def timeline_title(race):
     """The lesson of one race's timeline, in one line."""
-    who = f"{label(race)}, {race.threads} threads × {race.operations} operations"
+    who = f"{label(race)}, {race.threads} threads × {race.completed} operations"
     if race.strategy == "racy" or race.lost:
-        return (f"{who}: {race.lost} of {race.operations} updates were overwritten"
+        return (f"{who}: {race.lost} of {race.completed} updates were overwritten"
                 "<br><sup>○ read, then its write at the end of the grey line; red ✕ = a write based on a stale read,"
                 "<br>which erased the updates that landed after that read (dotted: lost update → its eraser)</sup>")
     if race.retries:
@@ -185,8 +185,8 @@ def retries(race):
     figure.update_yaxes(title_text="retries", row=1, col=1)
     figure.update_yaxes(title_text="updates", row=1, col=2)
     figure.update_layout(
-        title=f"Version check + retry: all {race.final - race.start} of {race.operations} updates landed, "
-              f"paid for with {race.retries} retries ({race.retries / race.operations:.1f} per update)",
+        title=with_note(f"Version check + retry: all {race.final - race.start} of {race.completed} updates landed, "
+                        f"paid for with {race.retries} retries ({race.retries / max(race.completed, 1):.1f} per update)", race),
         height=400, margin={"t": 90})
     return figure
 

@@ -147,6 +147,12 @@ class Race:
     counts_down: bool
     log: pd.DataFrame = field(repr=False)
     note: str = ""
+    completed: int = None
+
+    def __post_init__(self):
+        """A race that was not stopped completed all its operations."""
+        if self.completed is None:
+            self.completed = self.operations
 
     @property
     def written(self):
@@ -218,7 +224,7 @@ def race(strategy="racy", threads=10, operations=50, think_ms=0, *, stock=None, 
         reason = "interrupted" if interrupted else getattr(stop, "reason", "stopped")
         note = f"{reason} after {done:,} of {operations:,} operations"
     result = Race(name, threads, operations, think_ms, start, expected, final, seconds, spec.decrements,
-                  event_log(calls, spec.attribute), note)
+                  event_log(calls, spec.attribute), note, done)
     if interrupted:
         raise RaceInterrupted(result)
     return result

@@ -91,10 +91,10 @@ def write_user_settings(settings_dir):
     path.write_text(json.dumps({"autosave": False}))
 
 
-def make_lab_command():
+def make_lab_command(*make_arguments):
     """The command `make lab` runs (as `make -n lab` prints it): the tests start JupyterLab exactly that way."""
-    printed = subprocess.run(["make", "--no-print-directory", "-n", "lab"], cwd=REPO, capture_output=True,
-                             text=True, check=True).stdout
+    printed = subprocess.run(["make", "--no-print-directory", "-n", "lab", *make_arguments], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout
     return shlex.split(next(line for line in reversed(printed.splitlines()) if "jupyter lab" in line))
 
 
@@ -133,7 +133,7 @@ def jupyter_lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("jupyter")
     write_user_settings(home / "settings")
     port = free_port()
-    command = make_lab_command() + ["--no-browser", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+    command = make_lab_command(f"PORT={port}") + ["--no-browser", "--ServerApp.port_retries=0",
                                     f"--FileCheckpoints.root_dir={home / 'checkpoints'}"]
     log = home / "jupyter-lab.log"
     with log.open("w") as output:
