@@ -290,6 +290,8 @@ def test_notebook_runs_in_the_browser(notebook, page, jupyter_lab, screenshots):
 
 
 RACE_NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "24-atomic-counters.ipynb"
+DISCONNECTED_NOTE_JS = """cell => getComputedStyle(cell.querySelector('.lab-panel'), '::before').content
+    .includes('This panel belongs to a kernel that has restarted: run its cell again.')"""
 PROGRESS_MOVED_JS = """cell => [...cell.querySelectorAll('.progress-bar')].some(bar => parseFloat(bar.style.width) > 0)"""
 
 
@@ -309,8 +311,8 @@ def type_into_slider(panel, description, value):
     readout.press("Enter")
 
 
-def test_kernel_interrupt_during_the_race_panels_run_stops_it_and_the_panel_draws_what_ran(page, jupyter_lab,
-                                                                                           screenshots):
+def test_kernel_interrupt_stops_the_race_panels_run_drawing_what_ran_and_a_restart_makes_the_panel_say_so(
+        page, jupyter_lab, screenshots):
     notebook = RACE_NOTEBOOK
     sources = ["".join(cell["source"]) if cell["cell_type"] == "code" else ""
                for cell in json.loads(notebook.read_text())["cells"]]
@@ -337,3 +339,7 @@ def test_kernel_interrupt_during_the_race_panels_run_stops_it_and_the_panel_draw
     assert re.search(r"interrupted after [\d,]+ of 10,000 operations", title), title
     assert not panel.locator('.widget-output [data-mime-type="application/vnd.jupyter.stderr"]').count()
     assert panel.get_by_role("button", name="Run").is_enabled()
+    choose_menu_item(page, "Kernel", re.compile(r"^Restart Kernel…"))
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.wait_for_function(DISCONNECTED_NOTE_JS, arg=panel.element_handle(), timeout=RENDER_MS, polling=250)
+    panel.screenshot(path=screenshots / "24-atomic-counters-after-restart.png")
