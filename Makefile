@@ -16,11 +16,11 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: lab test stress bench doctor wheelhouse guide notebooks clean
 
-$(LAB_INSTALLED): requirements.txt pyproject.toml jupyter/install-settings jupyter/*.json
+$(LAB_INSTALLED): requirements.txt pyproject.toml jupyter/install_settings.py jupyter/*.json
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The lab needs Python 3.11 or newer; run make with PYTHON=python3.11 (or newer).")'
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) -r requirements.txt -e .
-	jupyter/install-settings $(VENV)
+	$(BIN)/python jupyter/install_settings.py
 	touch $@
 
 $(TEST_INSTALLED): $(LAB_INSTALLED) requirements-test.txt
