@@ -112,7 +112,8 @@ def timeline(race):
                                     hoverinfo="skip"))
     threads = sorted(log["thread"].unique())
     figure.update_layout(
-        title=with_note(timeline_title(race), race), xaxis_title="time since the threads were released (ms)", yaxis_title="",
+        title=with_note(timeline_title(race), race), xaxis_title="time since the threads were released (ms)",
+        yaxis_title="",
         yaxis={"categoryorder": "array", "categoryarray": [f"thread {t}" for t in reversed(threads)]},
         legend={"orientation": "h", "y": -0.15 - 0.5 / max(len(threads), 4)}, height=280 + 24 * len(threads),
         margin={"t": 100})
@@ -186,7 +187,8 @@ def retries(race):
     figure.update_yaxes(title_text="updates", row=1, col=2)
     figure.update_layout(
         title=with_note(f"Version check + retry: all {race.final - race.start} of {race.completed} updates landed, "
-                        f"paid for with {race.retries} retries ({race.retries / max(race.completed, 1):.1f} per update)", race),
+                        f"paid for with {race.retries} retries "
+                        f"({race.retries / max(race.completed, 1):.1f} per update)", race),
         height=400, margin={"t": 90})
     return figure
 

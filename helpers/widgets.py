@@ -150,7 +150,7 @@ class Panel:
         except Interrupted as interrupt:  # Kernel -> Interrupt while a cell's click() waited: show what ran
             self.last, self.error = interrupt.shown, interrupt
             self.show(interrupt.shown)
-            self.status.value = f"interrupted after {time.perf_counter() - began:.1f} s, partial result"
+            self.status.value = f"interrupted, partial result in {time.perf_counter() - began:.1f} s"
             if reraise:
                 raise
         except BaseException as failure:  # shown in the panel; re-raised when a cell called click()

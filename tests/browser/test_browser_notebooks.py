@@ -292,7 +292,8 @@ def test_notebook_runs_in_the_browser(notebook, page, jupyter_lab, screenshots):
 RACE_NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "24-atomic-counters.ipynb"
 DISCONNECTED_NOTE_JS = """cell => getComputedStyle(cell.querySelector('.lab-panel'), '::before').content
     .includes('This panel belongs to a kernel that has restarted: run its cell again.')"""
-PROGRESS_MOVED_JS = """cell => [...cell.querySelectorAll('.progress-bar')].some(bar => parseFloat(bar.style.width) > 0)"""
+PROGRESS_MOVED_JS = """cell => [...cell.querySelectorAll('.progress-bar')]
+    .some(bar => parseFloat(bar.style.width) > 0)"""
 
 
 def run_cell(page, cell):
