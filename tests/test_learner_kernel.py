@@ -255,3 +255,23 @@ def test_an_open_notebook_costs_about_the_memory_the_doctor_and_00_say(kernel):
     processes = [psutil.Process(kernel.manager.provisioner.pid), psutil.Process(kernel.server_pid)]
     used_mb = sum(process.memory_full_info().pss for process in processes) / 2**20
     assert 0.6 * doctor.NOTEBOOK_MEMORY_MB < used_mb < 1.4 * doctor.NOTEBOOK_MEMORY_MB
+
+
+def test_a_server_killed_during_a_run_button_race_is_said_once_in_words_in_the_panel(kernel):
+    kernel.printed("""
+        from helpers.widgets import race_panel
+        panel = race_panel()
+        panel.controls["operations"].value = 10_000
+        panel.controls["think_ms"].value = 5
+        panel.controls["threads"].value = 16
+        panel.press()
+        while panel.bar.value < 10:
+            panel.wait(0.05)
+    """)
+    os.kill(kernel.server_pid, signal.SIGKILL)
+    shown = kernel.printed("""
+        panel.wait(30)
+        print(*(output["text"] for output in panel.output.outputs), sep="|")
+    """)
+    assert shown.startswith("The lab server stopped (exit status -9: killed by SIGKILL). A fresh lab server now runs")
+    assert "|" not in shown and "botocore" not in shown and shown.count("The lab server stopped") == 1
