@@ -40,7 +40,7 @@ class Kernel:
         self.manager, self.client = manager, client
 
     def run(self, code, timeout=60):
-        """Execute a cell and wait for it; return (reply content, [output messages' content])."""
+        """Execute a cell and wait for it; return (reply content, [its output messages])."""
         outputs = []
         reply = self.client.execute_interactive(textwrap.dedent(code), timeout=timeout,
                                                 output_hook=lambda message: outputs.append(message))
