@@ -17,6 +17,7 @@ from .backend import BackendError
 from .trace import tracing
 
 # ipywidgets marks a view whose kernel connection closed (a restarted kernel) with this class; the panel says so.
+# The style is the panel's last child, so the panel's text form (what nbval compares) starts as before.
 DISCONNECTED_NOTE = """<style>
 .lab-panel.jupyter-widgets-disconnected::before {
   content: "This panel belongs to a kernel that has restarted: run its cell again.";
@@ -98,8 +99,9 @@ class Panel:
         if self.stop_button:
             self.stop_button.on_click(lambda _: self.stop.set())
         progress = [self.bar] if self.bar else []
-        self.view = widgets.VBox([widgets.HTML(DISCONNECTED_NOTE + f"<b>{title}</b>"), *controls.values(),
-                                  widgets.HBox(buttons + progress + [self.status]), self.output])
+        self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), *controls.values(),
+                                  widgets.HBox(buttons + progress + [self.status]), self.output,
+                                  widgets.HTML(DISCONNECTED_NOTE)])
         self.view.add_class("lab-panel")
 
     def press(self, _=None):
@@ -295,9 +297,9 @@ class StepThrough:
         self.replay_button.on_click(lambda _: self.act(self.replay, self.schedules.value))
         replaying = [self.schedules, self.replay_button] if orders is not None and len(orders) else []
         self.steps_view, self.verdict_view, self.output = widgets.HTML(), widgets.HTML(), widgets.Output()
-        self.view = widgets.VBox([widgets.HTML(DISCONNECTED_NOTE + f"<b>{title}</b>"), *self.buttons.values(),
+        self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), *self.buttons.values(),
                                   widgets.HBox([self.reset_button, *replaying]), self.steps_view, self.output,
-                                  self.verdict_view])
+                                  self.verdict_view, widgets.HTML(DISCONNECTED_NOTE)])
         self.view.add_class("lab-panel")
         self.refresh()
 
