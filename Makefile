@@ -16,20 +16,22 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: lab test stress bench doctor wheelhouse guide notebooks clean
 
-$(LAB_INSTALLED): requirements.txt pyproject.toml
+$(LAB_INSTALLED): requirements.txt pyproject.toml jupyter/install_settings.py jupyter/*.json
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The lab needs Python 3.11 or newer; run make with PYTHON=python3.11 (or newer).")'
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) -r requirements.txt -e .
-	mkdir -p $(VENV)/share/jupyter/lab/settings
-	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	$(BIN)/python jupyter/install_settings.py
 	touch $@
 
 $(TEST_INSTALLED): $(LAB_INSTALLED) requirements-test.txt
 	$(PIP_INSTALL) -r requirements-test.txt
 	touch $@
 
+# JupyterLab's port; when it is taken, JupyterLab tries the next ones (8889, 8890, ...) and prints the URL it got.
+PORT ?= 8888
+
 lab: $(LAB_INSTALLED)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 $(AS_ROOT) $(FIRST_NOTEBOOK)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(AS_ROOT) $(FIRST_NOTEBOOK)
 
 test: $(TEST_INSTALLED)
 	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q
@@ -54,8 +56,10 @@ wheelhouse:
 guide: $(LAB_INSTALLED)
 	$(BIN)/python tools/guide.py
 
+# The checkers these runs make are recorded in build/, never in the learner's own progress file.
 notebooks: $(LAB_INSTALLED)
-	$(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
+	DYNAMODB_LAB_PROGRESS=$(CURDIR)/build/make-notebooks-progress.json \
+		$(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
 
 clean:
 	rm -rf $(VENV)

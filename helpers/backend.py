@@ -6,6 +6,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -113,14 +114,22 @@ class EmbeddedServer:
 
     def __init__(self):
         self.process, self.endpoint = launch_embedded_server(0)
+        self.restarting = threading.Lock()
         atexit.register(self.stop)
 
     def restart_if_stopped(self, **_):
-        """botocore before-send hook: when the server has died, start a fresh one at its address and say so."""
-        status = self.process.poll()
-        if status is None:
+        """botocore before-send hook: when the server has died, start one fresh one at its address and say so once.
+
+        Many threads can notice at once (a race); the first restarts it under the lock and raises the
+        BackendError, the others find the fresh server running and carry on.
+        """
+        if self.process.poll() is None:
             return
-        self.process, _ = launch_embedded_server(urlparse(self.endpoint).port)
+        with self.restarting:
+            status = self.process.poll()
+            if status is None:
+                return
+            self.process, _ = launch_embedded_server(urlparse(self.endpoint).port)
         raise BackendError(f"The lab server stopped ({exit_description(status)}). A fresh lab server now runs at "
                            f"{self.endpoint}, with no tables: the tables and items this notebook made are gone. "
                            "Run the notebook again from the top.")
@@ -134,10 +143,14 @@ class EmbeddedServer:
 
 
 def launch_embedded_server(port):
-    """Start a lab server process on a loopback port (0: a free one); return (process, endpoint)."""
+    """Start a lab server process on a loopback port (0: a free one); return (process, endpoint).
+
+    It runs in a session of its own, so Kernel -> Interrupt (SIGINT to the kernel's process group) never
+    reaches it; it exits when its stdin closes, that is when the kernel exits, even one killed by SIGKILL.
+    """
     process = subprocess.Popen(
         [sys.executable, "-m", "helpers.labserver", "--port", str(port), "--until-stdin-closes"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
     line = process.stdout.readline()
     if not line.startswith("DynamoDB lab server listening on "):
         raise BackendError(f"The embedded lab server did not start (it printed {line!r}). "

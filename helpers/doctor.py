@@ -6,6 +6,7 @@ one to paste into the workshop chat.
 """
 import importlib
 import importlib.metadata
+import os
 import shutil
 import socket
 import sys
@@ -18,6 +19,11 @@ MINIMUM_FREE_GB = 1.0
 RACE_ATTEMPTS = 3
 REINSTALL = "rm -f .venv/.installed-* && make doctor"
 MARKS = {"ok": "[ok]", "fail": "[X]", "warn": "[!]"}
+# Measured (PSS of a kernel and its lab server): 210 MB after a notebook's Setup cell, 270 MB after all of it.
+NOTEBOOK_MEMORY_MB = 250
+MINIMUM_OPEN_NOTEBOOKS = 3
+SHUT_DOWN_KERNELS = ("shut down a notebook's kernel when you are done with it: File → Shut Down Kernel, or the "
+                     "Running Terminals and Kernels panel in the left sidebar")
 
 
 @dataclass
@@ -173,6 +179,26 @@ def check_jupyterlab():
     return Check("ok", f"JupyterLab {version}")
 
 
+def available_memory_mb(meminfo=Path("/proc/meminfo")):
+    """Memory the system can give programs now, in MB (Linux's MemAvailable; elsewhere the physical memory)."""
+    if meminfo.exists():
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+
+
+def check_memory(available_mb=None):
+    """How many notebooks fit in memory at once, and how to shut down the ones you are done with."""
+    available_mb = available_memory_mb() if available_mb is None else available_mb
+    room = available_mb // NOTEBOOK_MEMORY_MB
+    what = (f"{available_mb / 1024:.1f} GB of memory free: each open notebook uses about {NOTEBOOK_MEMORY_MB} MB (its "
+            f"kernel and its own lab server), room for about {room} at once; {SHUT_DOWN_KERNELS}")
+    if room >= MINIMUM_OPEN_NOTEBOOKS:
+        return Check("ok", what)
+    return Check("warn", what, "keep one or two notebooks open at a time, and close other programs")
+
+
 def check_chromium(names=("chromium", "chromium-browser")):
     """A Chromium for the browser tests (optional: the notebooks do not need it)."""
     found = next(filter(None, map(shutil.which, names)), None)
@@ -182,8 +208,8 @@ def check_chromium(names=("chromium", "chromium-browser")):
                  "optional: `sudo apt-get install chromium` (Debian/Ubuntu)")
 
 
-CHECKS = (check_python, check_venv, check_disk, check_packages, check_loopback_port, check_server, check_race,
-          check_jupyterlab, check_chromium)
+CHECKS = (check_python, check_venv, check_disk, check_memory, check_packages, check_loopback_port, check_server,
+          check_race, check_jupyterlab, check_chromium)
 
 
 def lab_version():

@@ -19,6 +19,11 @@ def label(race):
     return LABELS.get(race.strategy, f"{race.strategy}()")
 
 
+def with_note(title, race):
+    """A figure title, followed by the race's note ("stopped after 869 of 10,000 operations") when it has one."""
+    return f"{title}<br><sup>{race.note}: the operations that completed</sup>" if race.note else title
+
+
 def expected_vs_final(*races):
     """Bars of expected and final value per race, with the lost updates written over each pair."""
     names = [label(r) for r in races]
@@ -37,7 +42,7 @@ def expected_vs_final(*races):
     first = races[0]
     verdict = ", ".join(f"{n} lost {r.lost or 'none'}" for n, r in zip(names, races))
     figure.update_layout(
-        title=f"{first.operations} updates from {first.threads} threads at once: {verdict}",
+        title=with_note(f"{first.completed} updates from {first.threads} threads at once: {verdict}", first),
         yaxis_title="counter value", yaxis_range=[0, top * 1.22], xaxis_title="strategy", barmode="group",
         legend_title="", legend={"orientation": "h", "y": -0.2}, height=430, margin={"t": 70})
     return figure
@@ -107,7 +112,8 @@ def timeline(race):
                                     hoverinfo="skip"))
     threads = sorted(log["thread"].unique())
     figure.update_layout(
-        title=timeline_title(race), xaxis_title="time since the threads were released (ms)", yaxis_title="",
+        title=with_note(timeline_title(race), race), xaxis_title="time since the threads were released (ms)",
+        yaxis_title="",
         yaxis={"categoryorder": "array", "categoryarray": [f"thread {t}" for t in reversed(threads)]},
         legend={"orientation": "h", "y": -0.15 - 0.5 / max(len(threads), 4)}, height=280 + 24 * len(threads),
         margin={"t": 100})
@@ -125,9 +131,9 @@ def hover(rows, erased):
 
 def timeline_title(race):
     """The lesson of one race's timeline, in one line."""
-    who = f"{label(race)}, {race.threads} threads × {race.operations} operations"
+    who = f"{label(race)}, {race.threads} threads × {race.completed} operations"
     if race.strategy == "racy" or race.lost:
-        return (f"{who}: {race.lost} of {race.operations} updates were overwritten"
+        return (f"{who}: {race.lost} of {race.completed} updates were overwritten"
                 "<br><sup>○ read, then its write at the end of the grey line; red ✕ = a write based on a stale read,"
                 "<br>which erased the updates that landed after that read (dotted: lost update → its eraser)</sup>")
     if race.retries:
@@ -180,8 +186,9 @@ def retries(race):
     figure.update_yaxes(title_text="retries", row=1, col=1)
     figure.update_yaxes(title_text="updates", row=1, col=2)
     figure.update_layout(
-        title=f"Version check + retry: all {race.final - race.start} of {race.operations} updates landed, "
-              f"paid for with {race.retries} retries ({race.retries / race.operations:.1f} per update)",
+        title=with_note(f"Version check + retry: all {race.final - race.start} of {race.completed} updates landed, "
+                        f"paid for with {race.retries} retries "
+                        f"({race.retries / max(race.completed, 1):.1f} per update)", race),
         height=400, margin={"t": 90})
     return figure
 

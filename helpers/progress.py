@@ -1,5 +1,9 @@
 """A learner's progress: every checker run is recorded, and progress_table() shows every exercise of the lab.
 
+Only the learner's own attempts count. A notebook's solutions are functions named `..._solution`; a
+checker run on one records only that the solution was shown, never a result, so Run All (which runs
+the solution cells too) never marks an exercise passed, nor overwrites the learner's own result.
+
 The record is a small JSON file in the user's data directory (platformdirs), or at the path in the
 environment variable DYNAMODB_LAB_PROGRESS. The exercises are read from the checker modules
 (helpers/checks/*.py: each check_* function and the exercise name it reports), and the notebook of each
@@ -20,7 +24,8 @@ PATH_VARIABLE = "DYNAMODB_LAB_PROGRESS"
 CHECKS = Path(__file__).resolve().parent / "checks"
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 IMPORTS = re.compile(r"from helpers\.checks\.(\w+) import (\([^)]*\)|[\w, ]+)")
-COLUMNS = ["notebook", "exercise", "status", "last run"]
+COLUMNS = ["notebook", "exercise", "status", "attempts", "latest result", "last run"]
+SOLUTION_SUFFIX = "_solution"
 
 
 def progress_path():
@@ -62,28 +67,44 @@ def save_runs(path, runs):
 
 
 def running_checker():
-    """'module.check_name' of the helpers.checks checker on the call stack, or None outside a checker."""
+    """('module.check_name', the function it checks) of the helpers.checks checker on the call stack, or None."""
     frame = sys._getframe(1)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module.startswith("helpers.checks.") and frame.f_code.co_name.startswith("check_"):
-            return f"{module.rsplit('.', 1)[1]}.{frame.f_code.co_name}"
+            checked = frame.f_locals.get(frame.f_code.co_varnames[0]) if frame.f_code.co_argcount else None
+            return f"{module.rsplit('.', 1)[1]}.{frame.f_code.co_name}", checked
         frame = frame.f_back
     return None
 
 
+def is_solution(function):
+    """True for a notebook's own solution (named like buy_solution), which is never the learner's attempt."""
+    return getattr(function, "__name__", "").endswith(SOLUTION_SUFFIX)
+
+
 def record(report):
-    """Note a checker's report (exercise, PASS or FAIL, when) in the progress file."""
-    checker = running_checker()
-    if checker is None:
+    """Note a checker's report: the learner's attempt (PASS or FAIL, when), or only that a solution was shown."""
+    running = running_checker()
+    if running is None:
         return
+    checker, checked = running
     path = progress_path()
     runs = load_runs(path)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    previous = runs.get(checker, {})
-    runs[checker] = {"exercise": report.exercise, "result": "PASS" if report.passed else "FAIL", "last_run": now,
-                     "ever_passed": bool(previous.get("ever_passed")) or report.passed}
+    run = {"exercise": report.exercise, **runs.get(checker, {})}
+    if is_solution(checked):
+        run["solution_shown"] = now
+    else:
+        run.update(result="PASS" if report.passed else "FAIL", last_run=now, attempts=attempts_of(run) + 1,
+                   ever_passed=bool(run.get("ever_passed")) or report.passed)
+    runs[checker] = run
     save_runs(path, runs)
+
+
+def attempts_of(run):
+    """How many of the learner's own runs a record counts (a record from before attempts were counted: one)."""
+    return int(run.get("attempts", 1 if "result" in run else 0))
 
 
 def reported_exercise(function):
@@ -118,17 +139,23 @@ def notebook_of_checkers():
 
 
 def status_of(run):
-    """'passed' once any run passed, 'tried' after runs that all failed, 'not tried' before any run."""
+    """'passed' once any own run passed, 'tried' after own runs that all failed, 'solution shown', or 'not tried'."""
     if not run:
         return "not tried"
-    return "passed" if run.get("ever_passed") else "tried"
+    if run.get("ever_passed"):
+        return "passed"
+    if attempts_of(run):
+        return "tried, solution shown" if "solution_shown" in run else "tried"
+    return "solution shown"
 
 
 def progress_table():
-    """One row per exercise of the lab: notebook, exercise, status (passed / tried / not tried), last run."""
+    """One row per exercise of the lab: notebook, exercise, status, the learner's attempts, latest result, when."""
     runs = load_runs(progress_path())
     owners = notebook_of_checkers()
     rows = [{"notebook": owners.get(checker, f"helpers/checks/{checker.split('.')[0]}.py"), "exercise": exercise,
-             "status": status_of(runs.get(checker)), "last run": runs.get(checker, {}).get("last_run", "")}
+             "status": status_of(runs.get(checker)), "attempts": attempts_of(runs.get(checker, {})),
+             "latest result": runs.get(checker, {}).get("result", ""),
+             "last run": runs.get(checker, {}).get("last_run", "")}
             for checker, exercise in lab_exercises()]
     return pd.DataFrame(rows, columns=COLUMNS).sort_values("notebook", kind="stable").reset_index(drop=True)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from botocore.exceptions import ClientError
 
-from .backend import connect
+from .backend import BackendError, connect
 from .trace import tracing
 
 TABLE = "p24-atomic-counters"
@@ -33,6 +33,26 @@ CONDITION_FAILED = "ConditionalCheckFailedException"
 
 class RaceStopped(Exception):
     """Raised inside a worker when the race was told to stop."""
+
+
+class StopSignal(threading.Event):
+    """A race's stop signal that remembers why it was set: "stopped" (a Stop button) or "interrupted"."""
+
+    reason = "stopped"
+
+    def set(self, reason="stopped"):
+        """Stop the race, for `reason` (the first reason given stands)."""
+        if not self.is_set():
+            self.reason = reason
+        super().set()
+
+
+class RaceInterrupted(KeyboardInterrupt):
+    """Kernel -> Interrupt during a race: every thread was stopped, and `race` holds what ran until then."""
+
+    def __init__(self, race):
+        super().__init__(race.note)
+        self.race = race
 
 
 def racy_increment(table, think):
@@ -126,6 +146,13 @@ class Race:
     seconds: float
     counts_down: bool
     log: pd.DataFrame = field(repr=False)
+    note: str = ""
+    completed: int = None
+
+    def __post_init__(self):
+        """A race that was not stopped completed all its operations."""
+        if self.completed is None:
+            self.completed = self.operations
 
     @property
     def written(self):
@@ -170,8 +197,10 @@ def race(strategy="racy", threads=10, operations=50, think_ms=0, *, stock=None, 
     stock: starting tickets for "conditional floor" (default: half the operations, so some are refused).
     pause_ms: each thread waits a random 0 to 2 x pause_ms before each operation (clients that arrive
     spread out rather than all at once; 0 to 1,000 ms).
-    on_progress(done, total) is called from this thread about ten times a second; setting the
-    threading.Event `stop` (or a KeyboardInterrupt) ends the race within a second, every thread joined.
+    on_progress(done, total) is called from this thread about ten times a second. Setting the
+    threading.Event `stop` ends the race within a second, every thread joined, and returns the operations
+    that completed, with `note` saying "stopped after N of M operations"; a KeyboardInterrupt (Kernel ->
+    Interrupt) does the same and raises RaceInterrupted, which holds that partial Race.
     """
     check_knobs(threads, operations, think_ms)
     name, spec = strategy_named(strategy)
@@ -183,15 +212,22 @@ def race(strategy="racy", threads=10, operations=50, think_ms=0, *, stock=None, 
     if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= LIMITS["operations"][1]:
         raise ValueError(f"stock must be a whole number from 0 to {LIMITS['operations'][1]:,} (got {stock!r}).")
     seed = {**spec.key, spec.attribute: start, "version": 0}
-    stop = stop or threading.Event()
+    stop = stop or StopSignal()
     with tracing(False):
         table.put_item(Item=seed)
-        calls, seconds = run_threads(table, spec.key, spec.operation, threads, operations, think_ms / 1000,
-                                     pause_ms / 1000, stop, on_progress)
+        calls, seconds, done, interrupted = run_threads(table, spec.key, spec.operation, threads, operations,
+                                                        think_ms / 1000, pause_ms / 1000, stop, on_progress)
         final = int(table.get_item(Key=spec.key, ConsistentRead=True)["Item"][spec.attribute])
-    expected = max(start - operations, 0) if spec.decrements else start + operations
-    log = event_log(calls, spec.attribute)
-    return Race(name, threads, operations, think_ms, start, expected, final, seconds, spec.decrements, log)
+    expected = max(start - done, 0) if spec.decrements else start + done
+    note = ""
+    if done < operations:
+        reason = "interrupted" if interrupted else getattr(stop, "reason", "stopped")
+        note = f"{reason} after {done:,} of {operations:,} operations"
+    result = Race(name, threads, operations, think_ms, start, expected, final, seconds, spec.decrements,
+                  event_log(calls, spec.attribute), note, done)
+    if interrupted:
+        raise RaceInterrupted(result)
+    return result
 
 
 class CallRecorder:
@@ -244,7 +280,11 @@ class CallRecorder:
 
 
 def run_threads(table, key, operation, threads, operations, think_seconds, pause_seconds, stop, on_progress):
-    """Run the operations on worker threads released by one barrier; return (recorder, wall seconds)."""
+    """Run the operations on worker threads released by one barrier.
+
+    Returns (recorder, wall seconds, operations completed, whether a KeyboardInterrupt ended it). A failed
+    call ends the race and is raised: a BackendError first, since it says why the others failed.
+    """
     recorder = CallRecorder(table.meta.client)
     numbers = itertools.count()
     finished = []
@@ -280,26 +320,33 @@ def run_threads(table, key, operation, threads, operations, think_seconds, pause
 
     workers = [threading.Thread(target=work, args=(n,), name=f"race-worker-{n}", daemon=True)
                for n in range(threads)]
+    interrupted = False
     with recorder:
         for worker in workers:
             worker.start()
         try:
             wait_for(workers, barrier, lambda: on_progress and on_progress(len(finished), operations))
+        except KeyboardInterrupt:
+            interrupted = True
+            stop_workers(workers, barrier, stop)
         except BaseException:
-            stop.set()
-            barrier.abort()
-            deadline = time.monotonic() + STOP_WITHIN
-            for worker in workers:
-                worker.join(max(deadline - time.monotonic(), 0))
+            stop_workers(workers, barrier, stop)
             raise
     if failures:
-        raise failures[0]
+        raise next((failure for failure in failures if isinstance(failure, BackendError)), failures[0])
     if on_progress:
         on_progress(len(finished), operations)
-    if stop.is_set():
-        raise RaceStopped(f"stopped after {len(finished):,} of {operations:,} operations")
-    seconds = time.perf_counter() - recorder.origin
-    return recorder, seconds
+    seconds = time.perf_counter() - (recorder.origin or time.perf_counter())
+    return recorder, seconds, len(finished), interrupted
+
+
+def stop_workers(workers, barrier, stop):
+    """Tell every worker to stop and wait up to STOP_WITHIN for them all."""
+    stop.set()
+    barrier.abort()
+    deadline = time.monotonic() + STOP_WITHIN
+    for worker in workers:
+        worker.join(max(deadline - time.monotonic(), 0))
 
 
 def wait_for(workers, barrier, report):

@@ -1,17 +1,73 @@
 """ipywidgets panels: bounded controls, a Run button, a progress bar, and an output area for figures and tables."""
 import html
 import inspect
+import signal
 import threading
 import time
-import traceback
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
+from botocore.exceptions import BotoCoreError, ClientError
+from IPython import get_ipython
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import display
 
 from . import explore, plots, races
+from .backend import BackendError
 from .trace import tracing
+
+# ipywidgets marks a view whose kernel connection closed (a restarted kernel) with this class; the panel says so.
+# The style is the panel's last child, so the panel's text form (what nbval compares) starts as before.
+DISCONNECTED_NOTE = """<style>
+.lab-panel.jupyter-widgets-disconnected::before {
+  content: "This panel belongs to a kernel that has restarted: run its cell again.";
+  color: #b00; font-weight: bold; font-family: var(--jp-ui-font-family); margin-bottom: 4px;
+}
+</style>"""
+BACKGROUND_RUNS = set()
+
+
+class Interrupted(KeyboardInterrupt):
+    """Kernel -> Interrupt during a panel's run; `shown` is what the run had to show by then."""
+
+    def __init__(self, note, shown):
+        super().__init__(note)
+        self.shown = shown
+
+
+def stop_background_runs(*_):
+    """SIGINT handler while the kernel is idle: Kernel -> Interrupt stops every run a Run button started."""
+    for panel in list(BACKGROUND_RUNS):
+        panel.stop.set("interrupted")
+
+
+def listen_for_interrupt():
+    """Let Kernel -> Interrupt reach runs started by a Run button, which run while the kernel is idle.
+
+    An idle ipykernel ignores SIGINT, and around each message it handles it installs Python's default
+    handler and then puts back the one it found (its saved_sigint_handler). A button's click is such a
+    message, so the handler is installed now and also put in place of the one ipykernel will restore.
+    """
+    kernel = getattr(get_ipython(), "kernel", None)
+    if kernel is None or threading.current_thread() is not threading.main_thread():
+        return
+    signal.signal(signal.SIGINT, stop_background_runs)
+    kernel.saved_sigint_handler = stop_background_runs
+
+
+def in_words(failure):
+    """What went wrong and what to do, for a panel: never a raw botocore error."""
+    if isinstance(failure, BackendError):
+        return str(failure)
+    if isinstance(failure, ClientError):
+        error = failure.response["Error"]
+        advice = ("Its table is missing: run the notebook's Setup cell again (it makes a fresh table), then Run."
+                  if error["Code"] == "ResourceNotFoundException" else "Check the controls' values and Run again.")
+        return f"DynamoDB refused {failure.operation_name} ({error['Code']}: {error.get('Message', '')}). {advice}"
+    if isinstance(failure, BotoCoreError):
+        return (f"The lab could not reach DynamoDB ({failure}). Run again; if it happens again, restart the kernel "
+                "(Kernel → Restart Kernel) and run the notebook from the top.")
+    return f"{type(failure).__name__}: {failure}"
 
 
 class Panel:
@@ -36,7 +92,7 @@ class Panel:
         self.error = None
         self.runs = 0
         self.worker = None
-        self.stop = threading.Event()
+        self.stop = races.StopSignal()
         self.busy = threading.Lock()
         self.button.on_click(self.press)
         buttons = [self.button] + ([self.stop_button] if self.stop_button else [])
@@ -44,16 +100,26 @@ class Panel:
             self.stop_button.on_click(lambda _: self.stop.set())
         progress = [self.bar] if self.bar else []
         self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), *controls.values(),
-                                  widgets.HBox(buttons + progress + [self.status]), self.output])
+                                  widgets.HBox(buttons + progress + [self.status]), self.output,
+                                  widgets.HTML(DISCONNECTED_NOTE)])
+        self.view.add_class("lab-panel")
 
     def press(self, _=None):
         """The Run button: start a run in the background; return False (and do nothing) if one is running."""
         if not self.busy.acquire(blocking=False):
             return False
-        self.worker = threading.Thread(target=self.run_once, kwargs={"reraise": False}, daemon=True,
-                                       name="panel-run")
+        listen_for_interrupt()
+        self.worker = threading.Thread(target=self.run_in_background, daemon=True, name="panel-run")
         self.worker.start()
         return True
+
+    def run_in_background(self):
+        """run_once for the Run button, reachable by Kernel -> Interrupt meanwhile."""
+        BACKGROUND_RUNS.add(self)
+        try:
+            self.run_once(reraise=False)
+        finally:
+            BACKGROUND_RUNS.discard(self)
 
     def click(self, _=None):
         """Run once now with the current control values and wait; return False if a run is already going."""
@@ -81,12 +147,19 @@ class Panel:
         try:
             self.last, self.error = self.run(**self.arguments()), None
             self.show(self.last if isinstance(self.last, tuple) else (self.last,))
-            self.status.value = f"done in {time.perf_counter() - began:.1f} s"
+            ended = f"{self.stop.reason}, partial result" if self.stop.is_set() else "done"
+            self.status.value = f"{ended} in {time.perf_counter() - began:.1f} s"
+        except Interrupted as interrupt:  # Kernel -> Interrupt while a cell's click() waited: show what ran
+            self.last, self.error = interrupt.shown, interrupt
+            self.show(interrupt.shown)
+            self.status.value = f"interrupted, partial result in {time.perf_counter() - began:.1f} s"
+            if reraise:
+                raise
         except BaseException as failure:  # shown in the panel; re-raised when a cell called click()
             self.error = failure
             self.output.outputs = ()
-            self.output.append_stderr("".join(traceback.format_exception_only(failure)))
-            self.status.value = f"<span style='color:#b00'>stopped: {type(failure).__name__}</span>"
+            self.output.append_stderr(in_words(failure) + "\n")
+            self.status.value = f"<span style='color:#b00'>failed: {html.escape(type(failure).__name__)}</span>"
             if reraise:
                 raise
         finally:
@@ -152,7 +225,10 @@ def picker(description, options, value):
 def race_panel(table=None):
     """The race lab: threads, operations, think time and strategy; Run shows the plots and a summary table."""
     def run(strategy, threads, operations, think_ms, progress, stop):
-        """Race the chosen strategy (and ADD beside it, for comparison); return figures and a summary."""
+        """Race the chosen strategy (and ADD beside it, for comparison); return figures and a summary.
+
+        Stopped or interrupted, it shows the races that ran, the last one as far as it got.
+        """
         compared = [strategy] if strategy == "add" else [strategy, "add"]
         done = [0] * len(compared)
         results = []
@@ -160,12 +236,15 @@ def race_panel(table=None):
             def step(finished, total, index=index):
                 done[index] = finished
                 progress(sum(done), total * len(compared))
-            results.append(races.race(name, threads, operations, think_ms, table=table, on_progress=step,
-                                      stop=stop))
-        shown = [plots.expected_vs_final(*results), plots.timeline(results[0])]
-        if strategy == "optimistic":
-            shown.append(plots.retries(results[0]))
-        return (*shown, races.summary_table(*results))
+            try:
+                results.append(races.race(name, threads, operations, think_ms, table=table, on_progress=step,
+                                          stop=stop))
+            except races.RaceInterrupted as interrupt:
+                results.append(interrupt.race)
+                raise Interrupted(interrupt.race.note, race_figures(strategy, results)) from None
+            if results[-1].note:
+                break
+        return race_figures(strategy, results)
 
     low_threads, high_threads = races.LIMITS["threads"]
     low_ops, high_ops = races.LIMITS["operations"]
@@ -175,6 +254,14 @@ def race_panel(table=None):
                  threads=slider("threads", low_threads, high_threads, 10),
                  operations=slider("operations", low_ops, high_ops, 20),
                  think_ms=slider("think time between read and write (ms)", low_think, high_think, 0))
+
+
+def race_figures(strategy, results):
+    """What the race lab shows for its races: expected vs final, the first race's timeline, a summary table."""
+    shown = [plots.expected_vs_final(*results), plots.timeline(results[0])]
+    if strategy == "optimistic":
+        shown.append(plots.retries(results[0]))
+    return (*shown, races.summary_table(*results))
 
 
 def wait_visibly(seconds, why):
@@ -213,7 +300,8 @@ class StepThrough:
         self.steps_view, self.verdict_view, self.output = widgets.HTML(), widgets.HTML(), widgets.Output()
         self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), self.moves_view,
                                   widgets.HBox([self.reset_button, *replaying]), self.steps_view, self.output,
-                                  self.verdict_view])
+                                  self.verdict_view, widgets.HTML(DISCONNECTED_NOTE)])
+        self.view.add_class("lab-panel")
         self.refresh()
 
     def act(self, action, *args):
@@ -221,7 +309,7 @@ class StepThrough:
         try:
             action(*args)
         except Exception as failure:  # a button has no cell to raise into
-            self.verdict_view.value = f"<span style='color:#b00'>{type(failure).__name__}: {failure}</span>"
+            self.verdict_view.value = f"<span style='color:#b00'>{html.escape(in_words(failure))}</span>"
 
     def step(self, move):
         """Make one move: send a client's held request ("alice", or "alice~1" for another answer to a read), or

@@ -42,6 +42,10 @@ def test_environment_then_repository_then_postbuild_runs_start_here_from_noteboo
 
     settings = environment_dir / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     assert settings.read_text() == (ROOT / "jupyter" / "overrides.json").read_text()
+    server = environment_dir / "etc" / "jupyter" / "jupyter_server_config.json"
+    assert json.loads(server.read_text())["MappingKernelManager"]["cull_idle_timeout"] == 3600
+    kernel = environment_dir / "etc" / "ipython" / "ipython_kernel_config.json"
+    assert json.loads(kernel.read_text())["InteractiveShellApp"]["extensions"] == ["helpers.kernel_hints"]
     run(["jupyter", "nbconvert", "--to", "notebook", "--execute", "--output-dir", tmp_path, "00-start-here.ipynb"],
         image / "notebooks", on_path)
     executed = json.loads((tmp_path / "00-start-here.ipynb").read_text())

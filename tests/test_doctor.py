@@ -41,3 +41,14 @@ def test_a_missing_chromium_is_only_a_warning():
     result = doctor.check_chromium(names=("no-such-browser-here",))
     assert result.status == "warn" and str(result).startswith("[!]")
     assert doctor.summary([result]).startswith("ready:")
+
+
+def test_the_doctor_says_what_each_open_notebook_costs_and_how_to_shut_kernels_down():
+    line = str(doctor.check_memory(available_mb=8192))
+    assert line.startswith(f"[ok] 8.0 GB of memory free: each open notebook uses about {doctor.NOTEBOOK_MEMORY_MB} MB")
+    assert "File → Shut Down Kernel" in line and "Running Terminals and Kernels" in line
+
+
+def test_too_little_memory_for_a_few_notebooks_is_a_warning_saying_to_keep_few_open():
+    result = doctor.check_memory(available_mb=doctor.NOTEBOOK_MEMORY_MB * 2)
+    assert result.status == "warn" and "keep one or two notebooks open" in str(result)

@@ -4,9 +4,11 @@ import inspect
 import json
 from pathlib import Path
 
+import nbformat
 import pandas as pd
 import pytest
 from botocore.exceptions import ClientError
+from nbclient import NotebookClient
 
 from helpers.checks import Report
 from helpers.checks.p22 import WALLET, check_spend
@@ -14,6 +16,7 @@ from helpers.progress import progress_table
 from support import refused
 
 CHECKS = Path(__file__).resolve().parent.parent / "helpers" / "checks"
+NOTEBOOKS = CHECKS.parent.parent / "notebooks"
 
 
 def spend(table, amount):
@@ -44,7 +47,7 @@ def test_every_checker_of_the_lab_has_one_row_in_its_notebook_not_tried_before_a
     checkers = [function for module in modules for name, function in inspect.getmembers(module, inspect.isfunction)
                 if name.startswith("check_") and function.__module__ == module.__name__]
     table = progress_table()
-    assert list(table.columns) == ["notebook", "exercise", "status", "last run"]
+    assert list(table.columns) == ["notebook", "exercise", "status", "attempts", "latest result", "last run"]
     assert len(table) == len(checkers)
     assert set(table["status"]) == {"not tried"}
     assert table["notebook"].str.fullmatch(r"\d\d-[a-z0-9-]+\.ipynb").all(), table
@@ -62,6 +65,29 @@ def test_a_failed_run_is_tried_a_pass_is_passed_and_a_later_failure_keeps_the_pa
     after = row("22-conditional-writes.ipynb", "spend")
     assert after["status"] == "passed" and pd.Timestamp(after["last run"]).tzinfo is not None
     assert row("23-optimistic-locking.ipynb", "withdraw")["status"] == "not tried"
+
+
+def spend_solution(table, amount):
+    return spend(table, amount)
+
+
+def test_a_solution_run_records_only_that_it_was_shown_and_never_a_pass(lab):
+    assert check_spend(spend_solution).passed
+    shown = row("22-conditional-writes.ipynb", "spend")
+    assert (shown["status"], shown["attempts"], shown["latest result"]) == ("solution shown", 0, "")
+    assert shown["last run"] == ""
+
+
+def test_a_later_solution_run_never_overwrites_the_learners_own_result(lab):
+    assert not check_spend(spend_that_crashes).passed
+    tried = row("22-conditional-writes.ipynb", "spend")
+    assert check_spend(spend_solution).passed
+    after = row("22-conditional-writes.ipynb", "spend")
+    assert (after["status"], after["attempts"], after["latest result"]) == ("tried, solution shown", 1, "FAIL")
+    assert after["last run"] == tried["last run"]
+    assert check_spend(spend).passed and check_spend(spend).passed
+    mine = row("22-conditional-writes.ipynb", "spend")
+    assert (mine["status"], mine["attempts"], mine["latest result"]) == ("passed", 3, "PASS")
 
 
 def test_a_broken_progress_file_is_one_warning_and_a_fresh_file_never_a_failed_exercise(lab, progress_file, capsys):
@@ -86,3 +112,13 @@ def test_a_progress_file_that_cannot_be_written_is_one_warning_saying_what_to_se
 def test_a_report_made_outside_a_checker_is_not_recorded(progress_file, passed):
     Report("spend", passed, "made by hand", 0, pd.DataFrame())
     assert not progress_file.exists()
+
+
+def test_running_a_whole_notebook_top_to_bottom_records_no_pass_the_learner_did_not_make(progress_file):
+    notebook = nbformat.read(NOTEBOOKS / "22-conditional-writes.ipynb", as_version=4)
+    NotebookClient(notebook, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    table = progress_table()
+    mine = table[table["notebook"] == "22-conditional-writes.ipynb"]
+    assert set(mine["status"]) == {"tried, solution shown"}, mine
+    assert set(mine["latest result"]) == {"FAIL"} and set(mine["attempts"]) == {1}
+    assert "passed" not in set(table["status"])

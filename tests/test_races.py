@@ -1,12 +1,13 @@
 """Races run real threads against the lab server: knobs are checked, results tell the truth, an interrupt stops them."""
 import _thread
+import re
 import threading
 import time
 
 import pytest
 
 from helpers import fresh_table
-from helpers.races import LIMITS, RaceStopped, clobbers, race, sweep
+from helpers.races import COUNTER, LIMITS, RaceInterrupted, clobbers, race, sweep
 
 TABLE = "p24-atomic-counters"
 
@@ -105,17 +106,20 @@ def test_a_write_with_a_condition_never_counts_as_clobbering(table):
         assert not marked["overwritten"].any() and (marked["erased_by"] == -1).all()
 
 
-def test_setting_stop_ends_the_race_and_says_how_far_it_got(table):
+def test_setting_stop_ends_the_race_and_keeps_what_ran(table):
     stop = threading.Event()
     threading.Timer(0.3, stop.set).start()
     began = time.monotonic()
-    with pytest.raises(RaceStopped, match=r"stopped after [\d,]+ of 10,000 operations"):
-        race("racy", threads=8, operations=10_000, think_ms=20, table=table, stop=stop)
+    result = race("racy", threads=8, operations=10_000, think_ms=20, table=table, stop=stop)
     assert time.monotonic() - began < 0.3 + 1.0
     assert not race_threads()
+    done = int(result.note.split()[2].replace(",", ""))
+    assert re.fullmatch(r"stopped after [\d,]+ of 10,000 operations", result.note)
+    assert 0 < done < 10_000 and result.expected == done and len(result.log) == done
+    assert result.final == table.get_item(Key=COUNTER, ConsistentRead=True)["Item"]["views"] <= done
 
 
-def test_a_keyboard_interrupt_stops_the_race_within_a_second_and_leaves_no_thread(table):
+def test_a_keyboard_interrupt_stops_the_race_within_a_second_leaves_no_thread_and_keeps_what_ran(table):
     interrupted = []
 
     def interrupt():
@@ -123,10 +127,11 @@ def test_a_keyboard_interrupt_stops_the_race_within_a_second_and_leaves_no_threa
         _thread.interrupt_main()
 
     threading.Timer(0.5, interrupt).start()
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(RaceInterrupted, match=r"interrupted after [\d,]+ of 10,000 operations") as caught:
         race("racy", threads=32, operations=10_000, think_ms=50, table=table)
     assert time.monotonic() - interrupted[0] < 1.0
     assert not race_threads()
+    assert 0 < caught.value.race.expected == len(caught.value.race.log) < 10_000
 
 
 def test_progress_is_reported_up_to_every_operation(table):

@@ -93,6 +93,7 @@ def planned_commands(tmp_path, target, with_wheelhouse):
     """What `make -n <target>` would run in a copy of the set-up files, with or without a wheelhouse/."""
     for name in ("Makefile", "requirements.txt", "requirements-test.txt", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path)
+    shutil.copytree(ROOT / "jupyter", tmp_path / "jupyter")
     if with_wheelhouse:
         (tmp_path / "wheelhouse").mkdir()
     plan = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True)

@@ -1,4 +1,5 @@
 """Panels: bounded controls, one run at a time, a progress bar that moves, a Stop that stops."""
+import re
 import threading
 
 import plotly.graph_objects as go
@@ -113,3 +114,31 @@ def test_the_race_panel_runs_one_race_per_press_and_shows_plots_and_summary(lab)
     assert summary.set_index("strategy").loc["add", "lost updates"] == 0
     assert len(figures) == 2 and panel.bar.value == panel.bar.max == 800
     assert len(panel.output.outputs) == 3
+
+
+def test_stop_in_the_race_panel_keeps_the_operations_that_completed_as_a_normal_outcome(lab):
+    panel = race_panel(fresh_table("p24-atomic-counters", lab))
+    panel.controls["operations"].value = 10_000
+    panel.controls["think_ms"].value = 20
+    panel.press()
+    while panel.bar.value < 10:
+        panel.wait(0.05)
+    panel.stop_button.click()
+    panel.wait(10)
+    assert panel.error is None and panel.status.value.startswith("stopped, partial result")
+    *figures, summary = panel.last
+    assert summary["strategy"].tolist() == ["racy"]
+    note = figures[0].layout.title.text
+    assert re.search(r"stopped after [\d,]+ of 10,000 operations: the operations that completed", note)
+    assert 0 < summary["expected"].iloc[0] < 10_000
+    assert [o["output_type"] for o in panel.output.outputs] == ["display_data"] * 3
+
+
+def test_a_panel_says_what_happened_and_what_to_do_never_a_raw_botocore_error(lab):
+    missing = lab.table("p99-no-such-table")
+    panel = race_panel(missing)
+    panel.press()
+    panel.wait(30)
+    shown = panel.output.outputs[0]["text"]
+    assert shown.startswith("DynamoDB refused PutItem (ResourceNotFoundException")
+    assert "run the notebook's Setup cell again" in shown and "botocore" not in shown

@@ -3,6 +3,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -90,10 +91,10 @@ def write_user_settings(settings_dir):
     path.write_text(json.dumps({"autosave": False}))
 
 
-def make_lab_command():
+def make_lab_command(*make_arguments):
     """The command `make lab` runs (as `make -n lab` prints it): the tests start JupyterLab exactly that way."""
-    printed = subprocess.run(["make", "--no-print-directory", "-n", "lab"], cwd=REPO, capture_output=True,
-                             text=True, check=True).stdout
+    printed = subprocess.run(["make", "--no-print-directory", "-n", "lab", *make_arguments], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout
     return shlex.split(next(line for line in reversed(printed.splitlines()) if "jupyter lab" in line))
 
 
@@ -132,7 +133,7 @@ def jupyter_lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("jupyter")
     write_user_settings(home / "settings")
     port = free_port()
-    command = make_lab_command() + ["--no-browser", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+    command = make_lab_command(f"PORT={port}") + ["--no-browser", "--ServerApp.port_retries=0",
                                     f"--FileCheckpoints.root_dir={home / 'checkpoints'}"]
     log = home / "jupyter-lab.log"
     with log.open("w") as output:
@@ -151,6 +152,26 @@ def jupyter_lab(tmp_path_factory):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture
+def make_lab(tmp_path):
+    """Run `make lab` itself with make arguments until JupyterLab serves; return (its runtime info, what it printed)."""
+    def run(*arguments):
+        environment = {**lab_environment(tmp_path), "BROWSER": "true"}
+        log = tmp_path / "make-lab.log"
+        with log.open("w") as output:
+            make = subprocess.Popen(["make", "--no-print-directory", "lab", *arguments], cwd=REPO, env=environment,
+                                    stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            while not (info := server_info(tmp_path / "runtime")):
+                assert make.poll() is None, log.read_text()
+                time.sleep(0.2)
+        finally:
+            os.killpg(make.pid, signal.SIGTERM)
+            make.wait(timeout=30)
+        return info, log.read_text()
+    return run
 
 
 def missing_browser(config, reason):

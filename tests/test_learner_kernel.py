@@ -1,0 +1,277 @@
+"""A learner cannot break the lab from JupyterLab: a real kernel driven through jupyter_client, as JupyterLab does.
+
+Kernel -> Interrupt is KernelManager.interrupt_kernel(): SIGINT to the kernel's whole process group.
+"""
+import contextlib
+import os
+import signal
+import textwrap
+import threading
+import time
+
+import psutil
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from helpers import doctor
+
+SETUP = """
+import threading
+from helpers import connect, fresh_table, tracing
+from helpers.races import race
+lab = connect(quiet=True)
+table = fresh_table("p24-atomic-counters")
+with tracing(False):
+    table.put_item(Item={"PK": "KEEP#me", "SK": "ITEM", "n": 7})
+print(lab.server.process.pid)
+"""
+STILL_THERE = """
+workers = [t.name for t in threading.enumerate() if t.name.startswith(("race-worker", "explore-"))]
+with tracing(False):
+    kept = table.get_item(Key={"PK": "KEEP#me", "SK": "ITEM"})["Item"]["n"]
+print(lab.server.process.pid, lab.server.process.poll(), kept, workers)
+"""
+
+
+class Kernel:
+    """One kernel started as JupyterLab starts it, and what its cells print."""
+
+    def __init__(self, manager, client):
+        self.manager, self.client = manager, client
+
+    def run(self, code, timeout=60):
+        """Execute a cell and wait for it; return (reply content, [its output messages])."""
+        outputs = []
+        reply = self.client.execute_interactive(textwrap.dedent(code), timeout=timeout,
+                                                output_hook=lambda message: outputs.append(message))
+        return reply["content"], outputs
+
+    def start(self, code):
+        """Send a cell without waiting for it; return its message id."""
+        return self.client.execute(textwrap.dedent(code))
+
+    def finish(self, msg_id, timeout=60):
+        """Wait for the cell sent by start(); return (reply content, [output messages])."""
+        outputs = []
+        while True:
+            message = self.client.get_iopub_msg(timeout=timeout)
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+                break
+            outputs.append(message)
+        return self.client.get_shell_msg(timeout=timeout)["content"], outputs
+
+    def printed(self, code):
+        """What a cell printed on stdout, after checking it ran without an error."""
+        reply, outputs = self.run(code)
+        assert reply["status"] == "ok", reply
+        return "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
+
+    def wait_for_file(self, path):
+        """Block until a cell running in the kernel has created `path`."""
+        while not path.exists():
+            assert self.manager.is_alive(), "the kernel died"
+            time.sleep(0.02)
+
+    def servers(self):
+        """The pids of the lab server processes this kernel started that are running now."""
+        return {child.pid for child in psutil.Process(self.manager.provisioner.pid).children() if is_lab_server(child)}
+
+    @contextlib.contextmanager
+    def watching_servers(self):
+        """Yield a set that collects the pid of every lab server process the kernel runs while the block runs."""
+        seen, done = set(), threading.Event()
+
+        def watch():
+            while not done.wait(0.01):
+                seen.update(self.servers())
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            yield seen
+        finally:
+            done.set()
+            watcher.join()
+
+
+def is_lab_server(process):
+    """True for a lab server process (one that has not exited yet)."""
+    try:
+        return "helpers.labserver" in " ".join(process.cmdline())
+    except psutil.Error:
+        return False
+
+
+@pytest.fixture
+def new_kernel(progress_file):
+    """A new python3 kernel (the lab's Python, with the lab's kernel settings); shut down after the test."""
+    env = {**os.environ, "DYNAMODB_LAB_PROGRESS": str(progress_file)}
+    manager, client = start_new_kernel(kernel_name="python3", env=env)
+    yield Kernel(manager, client)
+    client.stop_channels()
+    manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def kernel(new_kernel):
+    """A new kernel that has run the lab's Setup: a table with one item in it."""
+    new_kernel.server_pid = int(new_kernel.printed(SETUP))
+    return new_kernel
+
+
+def server_survives(kernel):
+    """The same server process still runs a second after the interrupt, with the table and its item."""
+    with pytest.raises(psutil.TimeoutExpired):
+        psutil.Process(kernel.server_pid).wait(timeout=1)
+    assert kernel.printed(STILL_THERE).strip().split(maxsplit=3) == [str(kernel.server_pid), "None", "7", "[]"]
+
+
+def test_interrupting_an_idle_kernel_leaves_its_server_and_tables_alone(kernel):
+    kernel.manager.interrupt_kernel()
+    server_survives(kernel)
+
+
+def test_interrupting_a_16_thread_race_stops_it_keeps_what_ran_and_leaves_the_server_alone(kernel, tmp_path):
+    started = tmp_path / "started"
+    cell = kernel.start(f"""
+        result = race("racy", threads=16, operations=10_000, think_ms=5,
+                      on_progress=lambda done, total: done and open({str(started)!r}, "w").close())
+    """)
+    kernel.wait_for_file(started)
+    kernel.manager.interrupt_kernel()
+    reply, _ = kernel.finish(cell)
+    assert reply["status"] == "error" and reply["ename"] == "RaceInterrupted"
+    assert reply["evalue"].startswith("interrupted after ") and reply["evalue"].endswith(" of 10,000 operations")
+    server_survives(kernel)
+
+
+def test_interrupting_an_exploration_releases_its_threads_and_leaves_the_server_alone(kernel, tmp_path):
+    started = tmp_path / "started"
+    cell = kernel.start(f"""
+        from helpers.explore import explore
+        KEY = {{"PK": "COUNTER#1", "SK": "VIEWS"}}
+
+        def reset():
+            table.put_item(Item={{**KEY, "views": 0}})
+            open({str(started)!r}, "w").close()
+
+        def six_racy_increments():
+            for _ in range(6):
+                views = table.get_item(Key=KEY)["Item"]["views"]
+                table.put_item(Item={{**KEY, "views": views + 1}})
+
+        explore({{"alice": six_racy_increments, "bob": six_racy_increments}}, reset, check=lambda results: True)
+    """)
+    kernel.wait_for_file(started)
+    kernel.manager.interrupt_kernel()
+    reply, _ = kernel.finish(cell)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    server_survives(kernel)
+
+
+def test_a_server_killed_during_a_16_thread_race_is_restarted_once_and_said_once(kernel, tmp_path):
+    started = tmp_path / "started"
+    cell = kernel.start(f"""
+        result = race("racy", threads=16, operations=10_000, think_ms=5,
+                      on_progress=lambda done, total: done and open({str(started)!r}, "w").close())
+    """)
+    kernel.wait_for_file(started)
+    with kernel.watching_servers() as servers:
+        os.kill(kernel.server_pid, signal.SIGKILL)
+        reply, outputs = kernel.finish(cell)
+    assert reply["status"] == "error" and reply["ename"] == "BackendError"
+    assert "killed by SIGKILL" in reply["evalue"] and "Run the notebook again from the top" in reply["evalue"]
+    errors = [m for m in outputs if m["msg_type"] == "error"]
+    assert [m["content"]["ename"] for m in errors] == ["BackendError"]
+    (fresh,) = kernel.servers()
+    assert servers - {kernel.server_pid} == {fresh}
+    assert kernel.printed("""
+        table = fresh_table("p24-atomic-counters")
+        with tracing(False):
+            table.put_item(Item={"PK": "NEW#one", "SK": "ITEM", "n": 1})
+            print(table.get_item(Key={"PK": "NEW#one", "SK": "ITEM"})["Item"]["n"], lab.server.process.pid)
+    """).split() == ["1", str(fresh)]
+
+
+def test_kernel_interrupt_during_a_run_button_race_stops_it_and_the_panel_draws_what_ran(kernel):
+    kernel.printed("""
+        from helpers.widgets import race_panel
+        panel = race_panel()
+        panel.controls["operations"].value = 10_000
+        panel.controls["think_ms"].value = 20
+        panel.press()
+        while panel.bar.value < 10:
+            panel.wait(0.05)
+    """)
+    kernel.manager.interrupt_kernel()
+    shown = kernel.printed("""
+        panel.wait(30)
+        print(panel.status.value, "|", panel.last[0].layout.title.text, "|", panel.error)
+    """)
+    status, title, error = shown.split(" | ")
+    assert status.startswith("interrupted, partial result") and error.strip() == "None"
+    assert "interrupted after" in title and "of 10,000 operations: the operations that completed" in title
+    server_survives(kernel)
+
+
+def test_stop_keeps_a_partial_result(kernel):
+    shown = kernel.printed("""
+        from helpers.widgets import race_panel
+        panel = race_panel()
+        panel.controls["operations"].value = 10_000
+        panel.controls["think_ms"].value = 20
+        panel.press()
+        while panel.bar.value < 10:
+            panel.wait(0.05)
+        panel.stop_button.click()
+        panel.wait(30)
+        print(panel.status.value, "|", panel.last[0].layout.title.text, "|", panel.error)
+    """)
+    status, title, error = shown.split(" | ")
+    assert status.startswith("stopped, partial result") and error.strip() == "None"
+    assert "stopped after" in title and "of 10,000 operations: the operations that completed" in title
+
+
+def test_the_server_still_exits_with_its_kernel_even_one_killed_with_sigkill(kernel):
+    os.kill(kernel.manager.provisioner.pid, signal.SIGKILL)
+    psutil.Process(kernel.server_pid).wait(timeout=10)
+
+
+def test_a_cell_run_before_the_setup_cell_says_to_run_the_setup_cell_first(new_kernel):
+    reply, outputs = new_kernel.run("panel = Panel('Race', run)")
+    assert reply["status"] == "error" and reply["ename"] == "NameError"
+    (error,) = [m["content"] for m in outputs if m["msg_type"] == "error"]
+    assert "run the Setup cell first" in error["traceback"][-1]
+    new_kernel.printed(SETUP)
+    reply, outputs = new_kernel.run("panel = Panle('Race', run)")
+    (error,) = [m["content"] for m in outputs if m["msg_type"] == "error"]
+    assert "Panle" in error["traceback"][-1] and "Setup" not in error["traceback"][-1]
+
+
+def test_an_open_notebook_costs_about_the_memory_the_doctor_and_00_say(kernel):
+    kernel.printed("from helpers.widgets import race_panel\nrace_panel().click()")
+    processes = [psutil.Process(kernel.manager.provisioner.pid), psutil.Process(kernel.server_pid)]
+    used_mb = sum(process.memory_full_info().pss for process in processes) / 2**20
+    assert 0.6 * doctor.NOTEBOOK_MEMORY_MB < used_mb < 1.4 * doctor.NOTEBOOK_MEMORY_MB
+
+
+def test_a_server_killed_during_a_run_button_race_is_said_once_in_words_in_the_panel(kernel):
+    kernel.printed("""
+        from helpers.widgets import race_panel
+        panel = race_panel()
+        panel.controls["operations"].value = 10_000
+        panel.controls["think_ms"].value = 5
+        panel.controls["threads"].value = 16
+        panel.press()
+        while panel.bar.value < 10:
+            panel.wait(0.05)
+    """)
+    os.kill(kernel.server_pid, signal.SIGKILL)
+    shown = kernel.printed("""
+        panel.wait(30)
+        print(*(output["text"] for output in panel.output.outputs), sep="|")
+    """)
+    assert shown.startswith("The lab server stopped (exit status -9: killed by SIGKILL). A fresh lab server now runs")
+    assert "|" not in shown and "botocore" not in shown and shown.count("The lab server stopped") == 1
