@@ -14,7 +14,10 @@ On the lab server the explorer also makes every choice DynamoDB's consistency le
 each item of a transaction becomes visible. A step (a "move", as a schedule names it) is then one of:
 - "alice": release alice's held request (a read gets the newest answer the model allows);
 - "alice~2": release alice's held read with its 2nd other answer (an older version of some item);
-- "alice+1": make item 1 of alice's ongoing transaction visible; the last one ends it and her call returns;
+- "alice+1": make item 1 of alice's ongoing transaction visible; the last one ends it and her call returns.
+  DynamoDB publishes no bound on how long a transaction stays ongoing, but it is short, and with no bound at
+  all any retry loop could be starved: here at most WINDOW (2) other requests reach DynamoDB meanwhile, enough
+  for a conflict, a read of half the transaction, and a read on each side of one item becoming visible;
 - with faults=("lost_response", "crash"), a write may also be released as "alice!lost" (applied, then its
   response lost on the way back: the SDK retries it, a step of its own) or "alice!crash" (applied, then alice's
   process dies: the rest of her function never runs, and her result is a Crashed). Each fault happens at most
@@ -46,6 +49,7 @@ SLICE = 0.1
 HOLD_ID = "lab-explore-hold"
 ANSWER_ID = "lab-explore-answer"
 CONSISTENCIES = ("dynamodb", "strong")
+WINDOW = 2  # requests of other clients that may reach DynamoDB while a transaction is ongoing
 DEFAULT_CONSISTENCY = "strong"
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
@@ -128,6 +132,7 @@ class Reveal:
         self.hidden = list(range(len(self.items)))
         self.operation, self.body, self.answer, self.reply = "reveal", request.body, "OK", "visible"
         self.place = None
+        self.others = 0
 
     @property
     def label(self):
@@ -345,6 +350,9 @@ class Run:
         self.taken.append(move)
         if isinstance(held, Reveal) and kind == "+":
             return self.reveal(held, place)
+        for other in self.held.values():
+            if isinstance(other, Reveal):
+                other.others += 1
         with self.changed:
             request = self.held.pop(name)
             request.choice = request.choices[place if kind == "~" else 0] if request.choices else None
@@ -381,9 +389,12 @@ class Run:
 
     def moves(self, answers=True):
         """Every move possible now, in the scenario's order of clients; with answers=False a read's other answers
-        are left out (ask `answers(name)` once that client is chosen)."""
+        are left out (ask `answers(name)` once that client is chosen). A transaction that has let WINDOW other
+        requests through must finish first."""
+        overdue = [name for name in self.enabled
+                   if isinstance(self.held[name], Reveal) and self.held[name].others >= WINDOW]
         moves = []
-        for name in self.enabled:
+        for name in overdue or self.enabled:
             held = self.held[name]
             if answers and self.reads(held):
                 held.choices = self.server.choices(held)

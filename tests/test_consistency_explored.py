@@ -3,12 +3,13 @@
 Each scenario runs for real against the lab server and is compared with an independent pure-Python model of the
 rules, enumerated here by brute force: three explicit copies per item (a leader and two followers), any follower
 taking its next write at any moment, an eventually consistent read answered by any copy; a transaction whose
-items become visible one at a time, in any order, conflicting meanwhile. The sets of outcomes must be equal.
+items become visible one at a time, in any order, conflicting meanwhile, while at most WINDOW requests of other
+clients go through. The sets of outcomes must be equal.
 """
 import pytest
 
 from helpers import fresh_table
-from helpers.explore import Stepper, explore
+from helpers.explore import WINDOW, Stepper, explore
 
 TABLE = "p25-transactions"
 A = {"PK": "ACCOUNT#a", "SK": "BALANCE"}
@@ -60,9 +61,13 @@ def model_outcomes(programs, items, transactional=()):
         if all(step is None for step in pending) and not state["ongoing"]:
             found.add(tuple(results))
             return
+        overdue = any(state["others"][number] >= WINDOW for number in state["ongoing"])
         for place, step in enumerate(pending):
-            if step is not None:
+            if step is not None and not overdue:
                 for new_state, value in perform(state, step, place):
+                    for number in state["ongoing"]:
+                        new_state = clone(new_state) if new_state is state else new_state
+                        new_state["others"][number] += 1
                     advance(new_state, clients, pending, results, place, value)
         for item, history in state["items"].items():
             for follower in (0, 1):
@@ -140,10 +145,11 @@ def model_outcomes(programs, items, transactional=()):
             new["hidden"][item] = function(new["items"][item][-1])
         new["ongoing"][number] = [item for item, _ in writes]
         new["owner"][number] = place
+        new["others"][number] = 0
         return [(new, "ongoing")]
 
     initial = {"items": {item: [value] for item, value in items.items()},
-               "followers": {item: [0, 0] for item in items}, "ongoing": {}, "hidden": {}, "owner": {}}
+               "followers": {item: [0, 0] for item in items}, "ongoing": {}, "hidden": {}, "owner": {}, "others": {}}
     clients = [[] for _ in programs]
     pending = [next(program()) for program in programs]
     run(initial, clients, pending, [None] * len(programs))
@@ -155,7 +161,7 @@ def clone(state):
     return {"items": {k: list(v) for k, v in state["items"].items()},
             "followers": {k: list(v) for k, v in state["followers"].items()},
             "ongoing": {k: list(v) for k, v in state["ongoing"].items()},
-            "hidden": dict(state["hidden"]), "owner": dict(state["owner"])}
+            "hidden": dict(state["hidden"]), "owner": dict(state["owner"]), "others": dict(state["others"])}
 
 
 def model_racy():
@@ -333,3 +339,27 @@ def test_an_index_read_after_the_write_may_still_miss_it_but_never_unsees_it(lab
                                      ExpressionAttributeValues={":e": "EMAIL#a"})["Items"]) for _ in range(2))
     orders = explore({"ana": sign_up_then_look}, reset, lambda _: True, consistency="dynamodb")
     assert outcomes(orders, "ana") == {((1, 1),), ((0, 1),), ((0, 0),)}
+
+
+def test_a_retry_loop_is_never_starved_by_an_ongoing_transaction(lab, table):
+    def retrying_withdraw():
+        for attempt in range(WINDOW + 1):
+            try:
+                table.update_item(Key=A, UpdateExpression="SET balance = balance - :a",
+                                  ExpressionAttributeValues={":a": 5})
+                return attempt
+            except lab.client.exceptions.TransactionConflictException:
+                continue
+        return "gave up"
+
+    def model_retrying_withdraw():
+        for attempt in range(WINDOW + 1):
+            answer = yield ("write", "a", lambda v: v - 5)
+            if answer == "OK":
+                return attempt
+        return "gave up"
+    orders = explore({"transfer": transfer(lab.client), "withdraw": retrying_withdraw}, start(table, a=100, b=100),
+                     lambda _: True, consistency="dynamodb")
+    assert outcomes(orders, "transfer", "withdraw") == model_outcomes(
+        [model_transfer, model_retrying_withdraw], {"a": 100, "b": 100})
+    assert {withdraw for _, withdraw in outcomes(orders, "transfer", "withdraw")} == {0, 1, 2}
