@@ -4,6 +4,7 @@ import inspect
 import signal
 import threading
 import time
+from contextlib import nullcontext
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -13,7 +14,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import display
 
 from . import explore, plots, races
-from .backend import BackendError
+from .backend import BackendError, connect
+from .knobs import AS_WEAK_AS_DYNAMODB, knobs
 from .trace import tracing
 
 # ipywidgets marks a view whose kernel connection closed (a restarted kernel) with this class; the panel says so.
@@ -79,9 +81,10 @@ class Panel:
     way there is one run at a time: a press while a run is in progress is ignored.
     """
 
-    def __init__(self, title, run, **controls):
+    def __init__(self, title, run, weak_switch=False, **controls):
         self.run = run
         self.controls = controls
+        self.weak = weak_checkbox() if weak_switch else None
         wants = inspect.signature(run).parameters
         self.button = widgets.Button(description="Run", button_style="primary", icon="play")
         self.stop_button = widgets.Button(description="Stop", icon="stop", disabled=True) if "stop" in wants else None
@@ -99,7 +102,8 @@ class Panel:
         if self.stop_button:
             self.stop_button.on_click(lambda _: self.stop.set())
         progress = [self.bar] if self.bar else []
-        self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), *controls.values(),
+        switch = [self.weak] if self.weak else []
+        self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), *controls.values(), *switch,
                                   widgets.HBox(buttons + progress + [self.status]), self.output,
                                   widgets.HTML(DISCONNECTED_NOTE)])
         self.view.add_class("lab-panel")
@@ -145,7 +149,8 @@ class Panel:
         self.set_running(True)
         began = time.perf_counter()
         try:
-            self.last, self.error = self.run(**self.arguments()), None
+            with self.weakness():
+                self.last, self.error = self.run(**self.arguments()), None
             self.show(self.last if isinstance(self.last, tuple) else (self.last,))
             ended = f"{self.stop.reason}, partial result" if self.stop.is_set() else "done"
             self.status.value = f"{ended} in {time.perf_counter() - began:.1f} s"
@@ -166,6 +171,12 @@ class Panel:
             self.set_running(False)
             self.busy.release()
 
+    def weakness(self):
+        """The lab server as weak as DynamoDB for this run when the switch is on; else as it is."""
+        if self.weak is None or not self.weak.value:
+            return nullcontext()
+        return knobs(connect(quiet=True), quiet=True, **AS_WEAK_AS_DYNAMODB)
+
     def arguments(self):
         """The control values, plus progress and stop when run asks for them."""
         values = {name: control.value for name, control in self.controls.items()}
@@ -183,7 +194,7 @@ class Panel:
     def set_running(self, running):
         """Grey out Run and the controls while a run is in progress; Stop only then."""
         self.button.disabled = running
-        for control in self.controls.values():
+        for control in [*self.controls.values(), *([self.weak] if self.weak else [])]:
             control.disabled = running
         if self.stop_button:
             self.stop_button.disabled = not running
@@ -222,6 +233,15 @@ def picker(description, options, value):
                             style={"description_width": "initial"})
 
 
+def weak_checkbox():
+    """The race panels' switch: the run as weak as DynamoDB (None off the lab server, which is as weak already)."""
+    if connect(quiet=True).kind != "embedded":
+        return None
+    return widgets.Checkbox(value=False, indent=False, layout=widgets.Layout(width="auto"),
+                            description="as weak as DynamoDB: default reads may be stale, transactions conflict, "
+                                        "indexes lag (off: the lab server is stronger than DynamoDB)")
+
+
 def race_panel(table=None):
     """The race lab: threads, operations, think time and strategy; Run shows the plots and a summary table."""
     def run(strategy, threads, operations, think_ms, progress, stop):
@@ -249,7 +269,7 @@ def race_panel(table=None):
     low_threads, high_threads = races.LIMITS["threads"]
     low_ops, high_ops = races.LIMITS["operations"]
     low_think, high_think = races.LIMITS["think_ms"]
-    return Panel("Race lab: many clients increment one counter at once", run,
+    return Panel("Race lab: many clients increment one counter at once", run, weak_switch=True,
                  strategy=picker("strategy", races.STRATEGIES, "racy"),
                  threads=slider("threads", low_threads, high_threads, 10),
                  operations=slider("operations", low_ops, high_ops, 20),

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import pandas as pd
 import pytest
 
+from helpers.knobs import get_knobs
 from helpers import fresh_table
 from helpers.races import LIMITS, STRATEGIES
 from helpers.widgets import Panel, picker, race_panel, slider
@@ -142,3 +143,14 @@ def test_a_panel_says_what_happened_and_what_to_do_never_a_raw_botocore_error(la
     shown = panel.output.outputs[0]["text"]
     assert shown.startswith("DynamoDB refused PutItem (ResourceNotFoundException")
     assert "run the notebook's Setup cell again" in shown and "botocore" not in shown
+
+
+def test_the_race_panel_switch_runs_as_weak_as_dynamodb_then_puts_the_knobs_back(lab):
+    seen = []
+    panel = Panel("test", lambda: seen.append(get_knobs(lab)["stale_reads"]), weak_switch=True)
+    panel.click()
+    panel.weak.value = True
+    panel.click()
+    assert seen == [None, [0.01, 0.1]]
+    assert get_knobs(lab)["stale_reads"] is None
+    assert "stronger than DynamoDB" in panel.weak.description
