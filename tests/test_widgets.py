@@ -6,8 +6,8 @@ import plotly.graph_objects as go
 import pandas as pd
 import pytest
 
-from helpers.knobs import get_knobs
 from helpers import fresh_table
+from helpers.knobs import get_knobs
 from helpers.races import LIMITS, STRATEGIES
 from helpers.widgets import Panel, picker, race_panel, slider
 
