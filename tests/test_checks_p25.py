@@ -75,7 +75,20 @@ def order_actions(table, order_id, qty, guard_order=True):
 
 
 def place_order(table, order_id, qty):
-    """A correct order: a guarded order Put, and 'already placed' read from the reasons."""
+    """A correct order: a guarded order Put, sent again after a TransactionConflict, and 'already placed' read
+    from the reasons."""
+    while True:
+        try:
+            table.meta.client.transact_write_items(TransactItems=order_actions(table, order_id, qty))
+            return True
+        except ClientError as error:
+            reasons = cancelled_reasons(error)
+            if "TransactionConflict" not in reasons:
+                return reasons[0] == "ConditionalCheckFailed"
+
+
+def place_order_blaming_conflicts(table, order_id, qty):
+    """Broken: a TransactionConflict (its own first attempt still in flight) is answered as a failed order."""
     try:
         table.meta.client.transact_write_items(TransactItems=order_actions(table, order_id, qty))
         return True
@@ -122,6 +135,13 @@ def test_two_guarded_writes_lose_money_when_the_second_is_refused(lab):
 def test_an_order_transaction_that_reads_the_reasons_passes(lab):
     report = check_place_order_once(place_order)
     assert report.passed, report.message
+
+
+def test_a_conflict_answered_as_a_failed_order_is_caught_naming_the_cause(lab):
+    report = check_place_order_once(place_order_blaming_conflicts)
+    assert not report.passed
+    assert "a call for order 'o0' returned False, but the order exists" in report.message
+    assert report.message.endswith("retry a conflict; report only a failed condition")
 
 
 def test_an_unguarded_order_put_takes_stock_twice(lab, run):

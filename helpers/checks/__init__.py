@@ -148,9 +148,10 @@ def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explor
 
 def plainness(schedule):
     """How plain an order is, to report the plainest failing one: fewest stale answers and faults, then fewest
-    steps; among equals, the first explored."""
-    special = sum(explore.parse_move(move)[1] in ("~", "!") for move in schedule)
-    return special, len(schedule)
+    requests (a transaction's items becoming visible are part of its one request); among equals, the first
+    explored."""
+    kinds = [explore.parse_move(move)[1] for move in schedule]
+    return sum(kind in ("~", "!") for kind in kinds), sum(kind != "+" for kind in kinds)
 
 
 STALE_READ = ("a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. "
