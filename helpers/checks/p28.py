@@ -14,19 +14,21 @@ EMAIL = "neo@x.com"
 
 
 def lagged_attack(exercise, learner, calls, invariant, **options):
-    """attack() with the lab server's index lagging by LAG in the stress stage; the exhaustive stage explores the
-    lag as order (every answer DynamoDB may give an index read), so it needs no delay."""
+    """attack() with the lab server's index lagging by LAG in the stress stage. The exhaustive stage sets no lag:
+    it explores the index's lag as order (every answer DynamoDB may give an index read), or, with
+    consistency="strong", reads the index as current; a lag in time would make its orders not repeat."""
     lab = connect(quiet=True)
     embedded = lab.kind == "embedded"
 
-    def table():
-        """A fresh table, the lab server's index lagging."""
+    def table(lag):
+        """A fresh table, the lab server's index lagging by `lag` (None: no lag in time)."""
         if embedded:
-            set_knobs(lab, quiet=True, gsi_lag=LAG)
+            set_knobs(lab, quiet=True, gsi_lag=lag)
         return fresh_table(TABLE)
 
     with knobs(lab, quiet=True) if embedded else nullcontext():
-        return attack(exercise, learner, table, calls, invariant, **options)
+        return attack(exercise, learner, lambda: table(LAG), calls, invariant,
+                      explore_setup=lambda: table(None), **options)
 
 
 def user(n, email):

@@ -36,7 +36,9 @@ Two drivers move the copies:
   eventually consistent read goes to a random copy, a transaction's items become visible across its window;
 - explored ("explore" mode, for helpers/explore.py): copies move only when a read is answered with a version
   the explorer chose among those the model allows (`choices`), and an ongoing transaction's items become
-  visible only when it says so (`reveal`).
+  visible only when it says so (`reveal`). DynamoDB publishes no bound on how long a copy trails, but with none
+  at all a read-and-retry loop could read a stale copy forever: a write may be missed by the next STALE_STEPS
+  (2) requests of the scenario's clients, never by a later one.
 A copy's position is the newest version whose ready time for it has come: a sampled write sets ready times in
 the future, an explored one sets them to never, and a choice or a reveal sets one to always.
 """
@@ -59,6 +61,7 @@ ALWAYS, NEVER = float("-inf"), float("inf")
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem")
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 MAX_CHOICES = 256
+STALE_STEPS = 2  # explored: a write may be missed by the next two requests of the scenario, never by a third
 CHOICE_HEADER = "X-Lab-Read-Choice"
 STEP_HEADER = "X-Lab-Step"
 HOLD_HEADER = "X-Lab-Hold-Transaction"
@@ -79,17 +82,19 @@ class History:
         self.images = [image]
         self.writers = [""]
         self.ready = [{}]
+        self.steps = [ALWAYS]
 
     def position(self, copy_name, now):
         """The newest version `copy_name` holds at `now` (followers never pass the leader)."""
         limit = len(self.images) if copy_name == LEADER else self.position(LEADER, now) + 1
         return max(i for i in range(limit) if self.ready[i].get(copy_name, ALWAYS) <= now)
 
-    def append(self, image, writer, ready):
-        """Record one more successful write and when each copy takes it."""
+    def append(self, image, writer, ready, step):
+        """Record one more successful write, when each copy takes it, and (explored) the step that made it."""
         self.images.append(image)
         self.writers.append(writer)
         self.ready.append(ready)
+        self.steps.append(step)
 
     def copy_for(self, copy_name):
         """The copy that answers for this item: an index copy only for items written since the index existed."""
@@ -99,7 +104,7 @@ class History:
         """Forget the versions no copy can show any more (sampled only: explored choices name versions by place)."""
         oldest = min((self.position(name, now) for name in self.ready[-1]), default=0)
         if oldest:
-            del self.images[:oldest], self.writers[:oldest], self.ready[:oldest]
+            del self.images[:oldest], self.writers[:oldest], self.ready[:oldest], self.steps[:oldest]
             self.ready[0] = {}
 
     def settled(self, now):
@@ -119,6 +124,7 @@ class Model:
         self.locked = {}
         self.transactions = {}
         self.next_transaction = 1
+        self.step = 0
 
     @property
     def recording(self):
@@ -135,6 +141,7 @@ class Model:
         self.histories.clear()
         self.locked.clear()
         self.transactions.clear()
+        self.step = 0
 
     def catch_up(self):
         """Copies whose lag knob is off take every write now; with transaction_window off, transactions end."""
@@ -180,15 +187,19 @@ class Model:
         self.sweep(now)
         if target in ("DeleteTable", "CreateTable"):
             self.forget_table(params.get("TableName"))
-        refused = self.conflict(target, params)
-        if refused is not None:
-            return refused, None
-        if target in WRITES or target == "TransactWriteItems":
-            return self.write(target, params, headers, apply, now)
-        reads = read_views(target, params)
-        if not reads:
-            return apply(), None
-        return self.read(target, params, headers, reads, apply, now), None
+        try:
+            refused = self.conflict(target, params)
+            if refused is not None:
+                return refused, None
+            if target in WRITES or target == "TransactWriteItems":
+                return self.write(target, params, headers, apply, now)
+            reads = read_views(target, params)
+            if not reads:
+                return apply(), None
+            return self.read(target, params, headers, reads, apply, now), None
+        finally:
+            if headers.get(STEP_HEADER):
+                self.step += 1
 
     def conflict(self, target, params):
         """DynamoDB's answer to a request naming an item of an ongoing transaction, else None."""
@@ -231,7 +242,7 @@ class Model:
             if history is not None:
                 table = find_table(name)
                 history.append(copy.deepcopy(table.get_item(*history.key)), writer,
-                               self.ready_times(table, reveal, now))
+                               self.ready_times(table, reveal, now), self.step)
         if not transaction:
             return answer, None
         return self.begin_transaction([identity for _, _, identity in named], answer, now)
@@ -338,7 +349,8 @@ class Model:
             return [leader]
         oldest = (min(history.position(name, now) for name in FOLLOWERS) if copy_name == "any"
                   else history.position(copy_name, now))
-        return list(range(leader, oldest - 1, -1))
+        seen_by_all = max(i for i in range(leader + 1) if history.steps[i] < self.step - STALE_STEPS)
+        return list(range(leader, max(oldest, seen_by_all) - 1, -1))
 
     def choices(self, target, params, apply):
         """Explored: the distinct answers this read may get now, each with the versions that give it (oldest
