@@ -165,7 +165,7 @@ def test_the_notebooks_starting_transfer_is_caught_overdrawing_in_the_same_order
     assert not report.passed and report.schedule == ("alice", "bob", "alice", "alice", "bob", "bob")
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: "
-        "an account was overdrawn: {'A': -20, 'B': 220, 'C': 0} (in 20 of the 24 orders in which alice and bob's "
+        "an account was overdrawn: {'A': -20, 'B': 220, 'C': 0} (in 12 of the 16 orders in which alice and bob's "
         "requests can reach DynamoDB)")
 
 
@@ -185,7 +185,7 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
     transferred, ordered = check_transfer(transfer_solution), check_place_order_once(place_order_once_solution)
     assert transferred.passed, transferred.message
     assert ordered.passed, ordered.message
-    assert transferred.message.endswith("and in all 12 orders of the exhaustive stage")
+    assert transferred.message.endswith("and in all 2 orders of the exhaustive stage")
     assert ordered.message.endswith("and in all 120 orders of the exhaustive stage")
 
 
@@ -243,13 +243,13 @@ def test_change_seat_checked_in_code_double_books_a_seat_naming_the_order(lab):
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> alice: UpdateItem -> "
         "bob: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: booking b1 says seat 7A, but seat 7A is held by b2 "
-        "(in 70 of the 76 orders in which alice and bob's requests can reach DynamoDB)")
+        "(in 40 of the 46 orders in which alice and bob's requests can reach DynamoDB)")
 
 
 def test_a_transactional_seat_change_passes(lab):
     report = check_change_seat(change_seat)
     assert report.passed, report.message
-    assert report.message.endswith("and in all 48 orders of the exhaustive stage")
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
 
 
 def test_a_seat_change_in_guarded_steps_is_caught_leaving_a_seat_held(lab):
@@ -277,7 +277,7 @@ def test_the_notebooks_change_seat_solution_passes_both_stages(lab):
     change_seat_solution, = notebook_functions(NOTEBOOK, "cancellation_codes", "change_seat_solution")[1:]
     report = check_change_seat(change_seat_solution)
     assert report.passed, report.message
-    assert report.message.endswith("and in all 48 orders of the exhaustive stage")
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
 
 
 

@@ -128,18 +128,24 @@ def server_survives(kernel):
     assert kernel.printed(STILL_THERE).strip().split(maxsplit=3) == [str(kernel.server_pid), "None", "7", "[]"]
 
 
-def test_interrupting_an_idle_kernel_leaves_its_server_and_tables_alone(kernel):
-    kernel.manager.interrupt_kernel()
-    server_survives(kernel)
-
-
-def test_interrupting_a_16_thread_race_stops_it_keeps_what_ran_and_leaves_the_server_alone(kernel, tmp_path):
+def start_racing(kernel, tmp_path):
+    """Start a 16-thread racy race in the kernel and wait until its first operation completed; return the cell."""
     started = tmp_path / "started"
     cell = kernel.start(f"""
         result = race("racy", threads=16, operations=10_000, think_ms=5,
                       on_progress=lambda done, total: done and open({str(started)!r}, "w").close())
     """)
     kernel.wait_for_file(started)
+    return cell
+
+
+def test_interrupting_an_idle_kernel_leaves_its_server_and_tables_alone(kernel):
+    kernel.manager.interrupt_kernel()
+    server_survives(kernel)
+
+
+def test_interrupting_a_16_thread_race_stops_it_keeps_what_ran_and_leaves_the_server_alone(kernel, tmp_path):
+    cell = start_racing(kernel, tmp_path)
     kernel.manager.interrupt_kernel()
     reply, _ = kernel.finish(cell)
     assert reply["status"] == "error" and reply["ename"] == "RaceInterrupted"
@@ -172,12 +178,7 @@ def test_interrupting_an_exploration_releases_its_threads_and_leaves_the_server_
 
 
 def test_a_server_killed_during_a_16_thread_race_is_restarted_once_and_said_once(kernel, tmp_path):
-    started = tmp_path / "started"
-    cell = kernel.start(f"""
-        result = race("racy", threads=16, operations=10_000, think_ms=5,
-                      on_progress=lambda done, total: done and open({str(started)!r}, "w").close())
-    """)
-    kernel.wait_for_file(started)
+    cell = start_racing(kernel, tmp_path)
     with kernel.watching_servers() as servers:
         os.kill(kernel.server_pid, signal.SIGKILL)
         reply, outputs = kernel.finish(cell)

@@ -2,18 +2,18 @@
 
 A checker module (one per notebook, e.g. helpers/checks/p22.py) describes an attack: how to set up
 fresh state, which calls to fire at once, and the invariant that must hold afterwards. `attack`
-first runs two calls (by default) in every order their requests can reach DynamoDB, with every answer
-DynamoDB's consistency allows their reads and every moment their transactions' items can become visible
-(helpers.explore, consistency="dynamodb"), and reports the plainest order that breaks the invariant, the same
-every run; then it fires calls at growing concurrency, as real
-threads released together on a server as weak as DynamoDB (as_weak_as_dynamodb), and stops at the first
-run that breaks it.
+first runs two calls (by default) in every order their requests can reach DynamoDB (helpers.explore; with
+consistency="dynamodb" also every answer DynamoDB's consistency allows their reads and every moment their
+transactions' items can become visible), and reports the plainest order that breaks the invariant, the same
+every run, with its likely cause; then it fires calls at growing concurrency, as real threads released
+together (with consistency="dynamodb", on a server as weak as DynamoDB), and stops at the first run that
+breaks it.
 Last, one call meets a table that does not exist: an error that is not a refusal must come out of the
 learner's function, not be swallowed into an answer.
 """
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -117,7 +117,7 @@ class Scenario:
 
 
 def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES,
-               consistency="dynamodb"):
+               consistency=explore.DEFAULT_CONSISTENCY):
     """Run the calls `arguments(state)` in every order; a failing Report for the plainest order that breaks, or None.
 
     Returns (report or None, how many orders held, as words to end the passing message with).
@@ -159,11 +159,9 @@ def told(order):
 
 
 def plainness(schedule):
-    """How plain an order is, to report the plainest failing one: fewest stale answers and faults, then fewest
-    requests (a transaction's items becoming visible are part of its one request); among equals, the first
-    explored."""
-    kinds = [explore.parse_move(move)[1] for move in schedule]
-    return sum(kind in ("~", "!") for kind in kinds), sum(kind != "+" for kind in kinds)
+    """How plain an order is, to report the plainest failing one: fewest stale answers and faults; among equals,
+    the first explored."""
+    return sum(explore.parse_move(move)[1] in ("~", "!") for move in schedule)
 
 
 STALE_READ = ("a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. "
@@ -185,16 +183,17 @@ def cause(order):
 
 
 def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES, orders_of=2, explore_setup=None,
-           max_orders=explore.MAX_SCHEDULES, consistency="dynamodb"):
+           max_orders=explore.MAX_SCHEDULES, consistency=explore.DEFAULT_CONSISTENCY):
     """Explore `learner` in every order, then fire calls(n) at it concurrently for growing n; report the first break.
 
     setup() -> state; calls(state, n) -> list of argument tuples; invariant(state, log) -> None or a message.
     orders_of: how many calls the exhaustive stage runs in every order (calls(state, orders_of)), or a
     function state -> argument tuples for a scenario of its own. explore_setup: the exhaustive stage's
     setup when it must differ from the stress stage's (it must give the same state every time); max_orders:
-    beyond this many orders the exhaustive stage is skipped, and the report says so; consistency: the exhaustive
-    stage's (helpers.explore), "strong" only where an exercise's lesson is about time rather than order. Each
-    stress run starts from setup()'s state on every copy, as if it had been there a while.
+    beyond this many orders the exhaustive stage is skipped, and the report says so. consistency="dynamodb" makes
+    the attack as weak as DynamoDB: the exhaustive stage explores the consistency model (helpers.explore) and the
+    stress stage runs with as_weak_as_dynamodb, each run starting from setup()'s state on every copy, as if it had
+    been there a while; "strong" (the default until every checker's scenarios are re-derived) does neither.
     """
     if not callable(learner):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {learner!r}.")
@@ -207,7 +206,7 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
     if report:
         return report
     log, lab = None, connect(quiet=True)
-    with tracing(False), as_weak_as(lab):
+    with tracing(False), as_weak_as(lab) if consistency == "dynamodb" else nullcontext():
         for n in sizes:
             for _ in range(tries):
                 state = setup()
