@@ -106,9 +106,9 @@ def numbered(table):
 
 def own_increment_seen(table, log):
     """The invariant of `numbered`: each call saw at least its own increment, and the numbers are distinct."""
-    numbers = list(log["result"])
     if log["error"].notna().any():
         return f"a call raised {log['error'].dropna().iloc[0]}"
+    numbers = [int(number) for number in log["result"]]
     if min(numbers) < 1 or len(set(numbers)) != len(numbers):
         return f"the calls were told {sorted(numbers)}"
     return None
