@@ -128,6 +128,17 @@ def server_survives(kernel):
     assert kernel.printed(STILL_THERE).strip().split(maxsplit=3) == [str(kernel.server_pid), "None", "7", "[]"]
 
 
+PANEL_RACING = """
+        from helpers.widgets import race_panel
+        panel = race_panel()
+        panel.controls["operations"].value = 10_000
+        panel.controls["think_ms"].value = 20
+        panel.press()
+        while panel.bar.value < 10:
+            panel.wait(0.05)
+"""  # a cell: the race lab's Run pressed for a 10,000-operation race, waiting until 10 have completed
+
+
 def start_racing(kernel, tmp_path):
     """Start a 16-thread racy race in the kernel and wait until its first operation completed; return the cell."""
     started = tmp_path / "started"
@@ -197,15 +208,7 @@ def test_a_server_killed_during_a_16_thread_race_is_restarted_once_and_said_once
 
 
 def test_kernel_interrupt_during_a_run_button_race_stops_it_and_the_panel_draws_what_ran(kernel):
-    kernel.printed("""
-        from helpers.widgets import race_panel
-        panel = race_panel()
-        panel.controls["operations"].value = 10_000
-        panel.controls["think_ms"].value = 20
-        panel.press()
-        while panel.bar.value < 10:
-            panel.wait(0.05)
-    """)
+    kernel.printed(PANEL_RACING)
     kernel.manager.interrupt_kernel()
     shown = kernel.printed("""
         panel.wait(30)
@@ -218,14 +221,7 @@ def test_kernel_interrupt_during_a_run_button_race_stops_it_and_the_panel_draws_
 
 
 def test_stop_keeps_a_partial_result(kernel):
-    shown = kernel.printed("""
-        from helpers.widgets import race_panel
-        panel = race_panel()
-        panel.controls["operations"].value = 10_000
-        panel.controls["think_ms"].value = 20
-        panel.press()
-        while panel.bar.value < 10:
-            panel.wait(0.05)
+    shown = kernel.printed(PANEL_RACING + """
         panel.stop_button.click()
         panel.wait(30)
         print(panel.status.value, "|", panel.last[0].layout.title.text, "|", panel.error)
