@@ -29,12 +29,14 @@ $(TEST_INSTALLED): $(LAB_INSTALLED) requirements-test.txt
 
 # JupyterLab's port; when it is taken, JupyterLab tries the next ones (8889, 8890, ...) and prints the URL it got.
 PORT ?= 8888
+# `make test` runs this many pytest workers: most tests wait on a server, a kernel or a browser, so more than the cores.
+TEST_WORKERS ?= 3
 
 lab: $(LAB_INSTALLED)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(AS_ROOT) $(FIRST_NOTEBOOK)
 
 test: $(TEST_INSTALLED)
-	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q
+	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --no-loadscope-reorder
 
 stress: $(TEST_INSTALLED)
 	LAB_STRESS_RUNS=20 $(BIN)/python -m pytest -q -m stress tests/

@@ -4,6 +4,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -12,12 +13,23 @@ from helpers.knobs import reset_knobs
 
 STRESS_RUNS = int(os.environ.get("LAB_STRESS_RUNS", "3"))
 PROGRESS_VARIABLE = "DYNAMODB_LAB_PROGRESS"
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
 
 
 def pytest_configure(config):
-    """Kernels, servers and checkers started by this test run record progress in a temporary file."""
+    """Kernels, servers and checkers started by this test run record progress in a temporary file; the run's
+    browser screenshots go to build/screenshots/, emptied once as the run starts (by xdist's controller)."""
     config.progress_dir = tempfile.mkdtemp(prefix="lab-progress-")
     os.environ[PROGRESS_VARIABLE] = os.path.join(config.progress_dir, "progress.json")
+    config.screenshots_dir = SCREENSHOTS
+    if not hasattr(config, "workerinput"):
+        shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say where the browser tests saved their screenshots of what a learner sees, if they took any."""
+    if any(SCREENSHOTS.glob("*.png")):
+        terminalreporter.write_line(f"Browser screenshots (what a learner sees): {SCREENSHOTS}")
 
 
 def pytest_unconfigure(config):

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "build" / "screenshots"
 PLAYWRIGHT_PIN = "playwright==1.65.2"
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -25,7 +24,6 @@ BACKEND_VARIABLES = ("AWS_ENDPOINT_URL_DYNAMODB", "DYNAMODB_LAB_USE_AWS")
 VIEWPORT = {"width": 1280, "height": 900}
 SERVER_START_SECONDS = 60
 AUTOSAVE_SETTINGS = Path("@jupyterlab", "docmanager-extension", "plugin.jupyterlab-settings")
-SCREENSHOTS_TAKEN = pytest.StashKey[bool]()
 BROWSER_MISSING = pytest.StashKey[str]()
 
 
@@ -202,11 +200,9 @@ def chromium(request):
 
 @pytest.fixture(scope="session")
 def screenshots(request):
-    """build/screenshots/, emptied at the start of the session."""
-    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
-    SCREENSHOTS.mkdir(parents=True)
-    request.config.stash[SCREENSHOTS_TAKEN] = True
-    return SCREENSHOTS
+    """build/screenshots/ (tests/conftest.py empties it as the test run starts)."""
+    request.config.screenshots_dir.mkdir(parents=True, exist_ok=True)
+    return request.config.screenshots_dir
 
 
 @pytest.fixture
@@ -228,8 +224,6 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    """Say why the browser tests were skipped, or where they saved their screenshots of what a learner sees."""
+    """Say why the browser tests were skipped (under xdist, `make test`'s -rs says it in the short summary)."""
     if BROWSER_MISSING in config.stash:
         terminalreporter.write_line(f"Browser tests skipped: {config.stash[BROWSER_MISSING]}")
-    elif config.stash.get(SCREENSHOTS_TAKEN, False):
-        terminalreporter.write_line(f"Browser screenshots (what a learner sees): {SCREENSHOTS}")
