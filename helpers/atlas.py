@@ -20,8 +20,8 @@ from .trace import tracing
 from .widgets import StepThrough
 
 TABLE = "p33-isolation-atlas"
-X = {"PK": "ITEM#x", "SK": "ITEM"}
-Y = {"PK": "ITEM#y", "SK": "ITEM"}
+X = {"PK": "PAIR", "SK": "x"}
+Y = {"PK": "PAIR", "SK": "y"}
 EMAIL = "EMAIL#ana@example.com"
 
 ROWS = {
@@ -68,6 +68,9 @@ ANOMALIES = {
                          "on it.", "two sign-ups with one email both find it free on the index: a duplicate."),
 }
 
+EXERCISE_ROW = "Query, ConsistentRead"
+EXERCISE_COLUMNS = ("G1a aborted read", "G-single read skew", "stale read", "no read-your-writes",
+                    "non-monotonic reads")
 READ_ONLY = "a read writes nothing, so there is no write to lose or to interleave."
 ONE_ITEM = ("one item per request: DynamoDB applies each write to an item whole and alone, so no write ever lands on "
             "another's uncommitted change.")
@@ -191,7 +194,8 @@ def readers(table, client):
         return int(found["Responses"][0]["Item"]["n"])
     return {"GetItem (default)": lambda: number(table, X),
             "GetItem, ConsistentRead": lambda: number(table, X, consistent=True),
-            "BatchGetItem": batch_get, "TransactGetItems": transact_get}
+            "BatchGetItem": batch_get, "TransactGetItems": transact_get,
+            EXERCISE_ROW: lambda: query_pair(table).get(X["SK"])}
 
 
 def stale_read(table, client, row):
@@ -246,8 +250,8 @@ def skew_readers(table, client):
     """The ways to read x and y: {row: function returning (x, y), or 'cancelled'}."""
     def batch_get():
         found = client.batch_get_item(RequestItems={TABLE: {"Keys": [X, Y], "ConsistentRead": True}})
-        by_key = {item["PK"]: int(item["n"]) for item in found["Responses"][TABLE]}
-        return by_key[X["PK"]], by_key[Y["PK"]]
+        by_key = {item["SK"]: int(item["n"]) for item in found["Responses"][TABLE]}
+        return by_key[X["SK"]], by_key[Y["SK"]]
 
     def transact_get():
         try:
@@ -255,8 +259,18 @@ def skew_readers(table, client):
         except client.exceptions.TransactionCanceledException:
             return "cancelled"
         return tuple(int(response["Item"]["n"]) for response in found["Responses"])
+    def query():
+        found = query_pair(table)
+        return found[X["SK"]], found[Y["SK"]]
     return {"two GetItems": lambda: (number(table, X), number(table, Y)), "BatchGetItem": batch_get,
-            "TransactGetItems": transact_get}
+            "TransactGetItems": transact_get, EXERCISE_ROW: query}
+
+
+def query_pair(table):
+    """The exercise's access pattern: {SK: n} of the pair's items, by one strongly consistent Query."""
+    found = table.query(KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": X["PK"]},
+                        ConsistentRead=True)["Items"]
+    return {item["SK"]: int(item["n"]) for item in found}
 
 
 def read_skew(table, client, row):
@@ -650,3 +664,25 @@ def agrees_with_the_guide(cells):
     if cells[("BatchWriteItem", "G-single read skew")].verdict != "occurs":
         wrong.append("a BatchWriteItem is never seen in part: serializable as a unit, stronger than the guide says")
     return wrong
+
+
+def exercise_cells(lab, table=None):
+    """The exercise's row (a strongly consistent Query of the pair's partition), explored: {column: Cell}."""
+    table = table or setup(lab)
+    client = lab.client
+    builders = {"G1a aborted read": aborted_read, "G-single read skew": read_skew, "stale read": stale_read,
+                "no read-your-writes": read_your_writes, "non-monotonic reads": monotonic}
+    return {column: run_cell(EXERCISE_ROW, column, builders[column](table, client, EXERCISE_ROW), lab)
+            for column in EXERCISE_COLUMNS}
+
+
+def prediction_errors(prediction):
+    """What is wrong with the form of a prediction ([] when it maps each exercise column to occurs or prevented)."""
+    if not isinstance(prediction, dict):
+        return [f"predicted_row() must return a dict of column -> 'occurs' or 'prevented'; it returned {prediction!r}"]
+    errors = [f"no prediction for {column!r}" for column in EXERCISE_COLUMNS if column not in prediction]
+    errors += [f"{column!r} is not one of the exercise's columns ({', '.join(EXERCISE_COLUMNS)})"
+               for column in prediction if column not in EXERCISE_COLUMNS]
+    errors += [f"{column!r}: say 'occurs' or 'prevented', not {verdict!r}" for column, verdict in prediction.items()
+               if column in EXERCISE_COLUMNS and verdict not in ("occurs", "prevented")]
+    return errors
