@@ -686,3 +686,10 @@ def prediction_errors(prediction):
     errors += [f"{column!r}: say 'occurs' or 'prevented', not {verdict!r}" for column, verdict in prediction.items()
                if column in EXERCISE_COLUMNS and verdict not in ("occurs", "prevented")]
     return errors
+
+
+
+def verdicts_of(cells, rows, columns):
+    """The verdicts of the given rows (index) in the given columns, as a DataFrame."""
+    return pd.DataFrame({column: [cells[(row, column)].verdict for row in rows] for column in columns},
+                        index=pd.Index(rows, name="access pattern"))
