@@ -575,11 +575,12 @@ def figure(cells):
     chart = go.Figure(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}", textfont={"size": 13},
                                  hovertext=hover, hoverinfo="text", colorscale=COLOURS, zmin=0, zmax=3,
                                  showscale=False, xgap=2, ygap=2))
-    chart.update_layout(title="The isolation atlas: ✓ prevented in every order · — occurs (orders k/n) · "
-                              "? the lab cannot show it · blank: does not apply",
-                        height=640, width=1100, margin={"l": 260, "t": 110, "b": 20},
-                        xaxis={"side": "top", "tickangle": -30}, yaxis={"autorange": "reversed"},
-                        plot_bgcolor="white")
+    chart.update_layout(title={"text": "The isolation atlas: ✓ prevented in every order · — occurs (orders k/n) · "
+                                       "? the lab cannot show it · blank: does not apply", "y": 0.98},
+                        height=660, width=1150, margin={"l": 260, "t": 130, "b": 20},
+                        xaxis={"side": "top", "tickangle": 0, "tickfont": {"size": 11}, "tickvals": columns,
+                               "ticktext": [column.replace(" ", "<br>", 1) for column in columns]},
+                        yaxis={"autorange": "reversed"}, plot_bgcolor="white")
     return chart
 
 
