@@ -83,7 +83,7 @@ NOT_A_READ_ROW = "it reads only what its own request writes or checks, on the le
 NO_OTHER_ITEM = ("a ConditionExpression sees only the item being written, so it cannot check the other doctor; "
                  "that is what ConditionCheck in a transaction is for (the row below).")
 SINGLE_ITEM_READ = "one item: see the two GetItems row for reading several."
-BATCH_G0 = ("not shown by the lab: it applies a BatchWriteItem's puts when the request arrives (they then become "
+BATCH_G0 = ("the lab applies a BatchWriteItem's puts when the request arrives (they then become "
             "visible one at a time), so two batches never interleave item by item. DynamoDB does not promise that "
             "order: the batch is not serializable as a unit, so x from one batch and y from the other is possible.")
 
@@ -514,6 +514,8 @@ def default_reason(row, column, read_rows, one_item_writes):
         return NO_UNIT
     if column in ("G0 dirty write", "P4 lost update", "G2-item write skew") and row in read_rows:
         return READ_ONLY
+    if column == "G0 dirty write" and row == "sentinel item in a transaction":
+        return "it is a TransactWriteItems: see the TransactWriteItems row."
     if column == "G0 dirty write":
         return ONE_ITEM if row in one_item_writes or row == "Query the GSI, then write" else NO_UNIT
     if column == "stale index read":
