@@ -14,7 +14,8 @@ On the lab server the explorer also makes every choice DynamoDB's consistency le
 each item of a transaction becomes visible. A step (a "move", as a schedule names it) is then one of:
 - "alice": release alice's held request (a read gets the newest answer the model allows);
 - "alice~2": release alice's held read with its 2nd other answer (an older version of some item);
-- "alice+1": make item 1 of alice's ongoing transaction visible; the last one ends it and her call returns.
+- "alice+1": make item 1 of alice's ongoing transaction visible; the last one ends it and her call returns. A
+  BatchWriteItem's items become visible the same way, one at a time, though nothing conflicts with them.
   DynamoDB publishes no bound on how long a transaction stays ongoing, but it is short, and with no bound at
   all any retry loop could be starved: here at most WINDOW (2) other requests reach DynamoDB meanwhile, enough
   for a conflict, a read of half the transaction, and a read on each side of one item becoming visible;
@@ -186,7 +187,7 @@ def hold_request(request, event_name, **_):
             request.headers["X-Lab-Step"] = f"{held.client}: {operation}"
             if held.choice is not None:
                 request.headers["X-Lab-Read-Choice"] = json.dumps(held.choice["versions"])
-            if operation == "TransactWriteItems" and held.fault != "lost":
+            if operation in ("TransactWriteItems", "BatchWriteItem") and held.fault != "lost":
                 request.headers["X-Lab-Hold-Transaction"] = "1"
 
 

@@ -54,7 +54,9 @@ def model_outcomes(programs, items, transactional=()):
     """Every outcome of the model clients (generators yielding steps), as a set of result tuples.
 
     A step is ("read", item, "eventual"|"strong"), ("write", item, function of the old value), or
-    ("transact", [(item, function)]), ("batch", [items]) for a read-committed strongly consistent BatchGetItem.
+    ("transact", [(item, function)]), ("batch", [items]) for a read-committed strongly consistent BatchGetItem,
+    ("batchwrite", [(item, function)]) for a BatchWriteItem whose items become visible one at a time without
+    conflicting: a later write naming one of them makes it visible first.
     """
     found = set()
 
@@ -81,9 +83,10 @@ def model_outcomes(programs, items, transactional=()):
             for item in hidden:
                 revealed = clone(state)
                 revealed["ongoing"][number] = [other for other in hidden if other != item]
-                value, step = revealed["hidden"].pop(item)
-                revealed["items"][item].append(value)
-                revealed["written"][item].append(step)
+                unseen = revealed["hidden"].pop(item)
+                if unseen is not None:
+                    revealed["items"][item].append(unseen[0])
+                    revealed["written"][item].append(unseen[1])
                 if not revealed["ongoing"][number]:
                     del revealed["ongoing"][number]
                     resume(revealed, clients, pending, results, number)
@@ -128,7 +131,12 @@ def model_outcomes(programs, items, transactional=()):
             written = state["written"][item]
             seen_by_all = max(i for i in range(len(history)) if written[i] < state["step"] - STALE_STEPS)
             return [(state, history[version]) for version in set(copies) if version >= seen_by_all]
-        locked = {item for hidden in state["ongoing"].values() for item in hidden}
+        locked = {item for number, hidden in state["ongoing"].items() if number not in state["batches"]
+                  for item in hidden}
+        if kind in ("write", "transact", "batchwrite"):
+            named = {step[1]} if kind == "write" else {item for item, _ in step[1]}
+            if named & unseen_batch_items(state):
+                return perform(publish(state, named), step, place)
         if kind == "write":
             _, item, function = step
             if item in locked:
@@ -144,10 +152,12 @@ def model_outcomes(programs, items, transactional=()):
                 return [(state, "TransactionCanceledException")]
             return [(state, tuple(state["items"][item][-1] for item in step[1]))]
         _, writes = step
-        if locked & {item for item, _ in writes}:
+        if kind == "transact" and locked & {item for item, _ in writes}:
             return [(state, "TransactionCanceledException")]
         new = clone(state)
         number = len(new["owner"]) + len(new["ongoing"]) + 1 + place * 100
+        if kind == "batchwrite":
+            new["batches"].add(number)
         for item, function in writes:
             new["hidden"][item] = (function(new["items"][item][-1]), state["step"])
         new["ongoing"][number] = [item for item, _ in writes]
@@ -155,9 +165,24 @@ def model_outcomes(programs, items, transactional=()):
         new["others"][number] = 0
         return [(new, "ongoing")]
 
+    def unseen_batch_items(state):
+        """The items of ongoing batches not yet visible."""
+        return {item for number in state["batches"] for item in state["ongoing"].get(number, ())
+                if state["hidden"].get(item) is not None}
+
+    def publish(state, named):
+        """The state after every item of an ongoing batch among `named` became visible (its later reveal: no-op)."""
+        new = clone(state)
+        for item in unseen_batch_items(state) & named:
+            value, step = new["hidden"][item]
+            new["hidden"][item] = None
+            new["items"][item].append(value)
+            new["written"][item].append(step)
+        return new
+
     initial = {"items": {item: [value] for item, value in items.items()},
                "followers": {item: [0, 0] for item in items}, "ongoing": {}, "hidden": {}, "owner": {}, "others": {},
-               "written": {item: [float("-inf")] for item in items}, "step": 0}
+               "written": {item: [float("-inf")] for item in items}, "step": 0, "batches": set()}
     clients = [[] for _ in programs]
     pending = [next(program()) for program in programs]
     run(initial, clients, pending, [None] * len(programs))
@@ -170,7 +195,8 @@ def clone(state):
             "followers": {k: list(v) for k, v in state["followers"].items()},
             "ongoing": {k: list(v) for k, v in state["ongoing"].items()},
             "hidden": dict(state["hidden"]), "owner": dict(state["owner"]), "others": dict(state["others"]),
-            "written": {k: list(v) for k, v in state["written"].items()}, "step": state["step"]}
+            "written": {k: list(v) for k, v in state["written"].items()}, "step": state["step"],
+            "batches": set(state["batches"])}
 
 
 def model_racy():
@@ -390,3 +416,55 @@ def test_a_version_checked_retry_loop_on_default_reads_ends_a_write_is_missed_on
                      consistency="dynamodb")
     assert "gave up" not in {result for pair in outcomes(orders, "alice", "bob") for result in pair}
     assert balance(table, A, consistent=True) == 80
+
+
+def batch_transfer(client):
+    """Set A to 90 and B to 110 in one BatchWriteItem; 'OK'."""
+    def send():
+        client.batch_write_item(RequestItems={TABLE: [{"PutRequest": {"Item": {**key, "balance": balance}}}
+                                                      for key, balance in ((A, 90), (B, 110))]})
+        return "OK"
+    return send
+
+
+def model_batch_transfer():
+    yield ("batchwrite", [("a", lambda _: 90), ("b", lambda _: 110)])
+    return "OK"
+
+
+def test_a_batch_write_is_seen_in_part_even_by_transact_get_and_conflicts_with_nothing(lab, table):
+    def transact_get():
+        found = lab.client.transact_get_items(TransactItems=[{"Get": {"TableName": TABLE, "Key": key}} for key in (A, B)])
+        return tuple(int(response["Item"]["balance"]) for response in found["Responses"])
+
+    def batch_get():
+        found = lab.client.batch_get_item(RequestItems={TABLE: {"Keys": [A, B], "ConsistentRead": True}})
+        return tuple(int(item["balance"]) for item in sorted(found["Responses"][TABLE], key=lambda i: i["PK"]))
+
+    def model_read_both(kind):
+        def program():
+            return (yield (kind, ["a", "b"]))
+        return program
+    reset = start(table, a=100, b=100)
+    for reader, kind in ((transact_get, "transactget"), (batch_get, "batch")):
+        orders = explore({"writer": batch_transfer(lab.client), "reader": reader}, reset, lambda _: True,
+                         consistency="dynamodb")
+        expected = model_outcomes([model_batch_transfer, model_read_both(kind)], {"a": 100, "b": 100})
+        assert outcomes(orders, "writer", "reader") == expected
+        assert {reader for _, reader in expected} == {(100, 100), (90, 100), (100, 110), (90, 110)}
+
+
+def test_a_write_to_an_item_of_an_ongoing_batch_lands_after_the_batch_s_write(lab, table):
+    def withdraw():
+        table.update_item(Key=B, UpdateExpression="SET balance = balance - :a", ExpressionAttributeValues={":a": 5})
+        return balance(table, B, consistent=True)
+
+    def model_withdraw():
+        yield ("write", "b", lambda v: v - 5)
+        return (yield ("read", "b", "strong"))
+    orders = explore({"writer": batch_transfer(lab.client), "withdraw": withdraw}, start(table, a=100, b=100),
+                     lambda _: True, consistency="dynamodb")
+    expected = model_outcomes([model_batch_transfer, model_withdraw], {"a": 100, "b": 100})
+    assert outcomes(orders, "writer", "withdraw") == expected
+    assert {withdraw for _, withdraw in expected} == {95, 105, 110}, "before the batch's put, after it, or overwritten"
+    assert "TransactionConflictException" not in {answer for answers in orders["answers"] for answer in answers}

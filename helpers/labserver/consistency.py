@@ -27,6 +27,11 @@ What it implements, and the sentences it implements:
   the item's last visible version. BatchGetItem, Query and Scan are read-committed: "If a transactional write
   updates an item in the middle of a BatchGetItem, Query, or Scan operation, the subsequent part of the read
   operation returns the newly committed value", so each item is read as it is at that moment.
+- BatchWriteItem. "There is no serializable isolation between the transaction and the BatchWriteItem operation as
+  a unit" (Developer Guide, "Isolation levels for DynamoDB transactions"): explored, a batch's puts and deletes
+  become visible one at a time, in any order, as its own writes, while nothing conflicts with them. The lab applies
+  the whole batch when the request arrives, so a request that writes or checks an item of the batch not yet
+  visible makes it visible first: two batches never interleave item by item, which DynamoDB does not promise.
 - Indexes. "All reads from GSIs and streams are eventually consistent." Each global secondary index has a copy
   of its own that trails the table the same way; an index read shows, for each item, a version no older than the
   one that index last showed.
@@ -122,6 +127,7 @@ class Model:
         self.transaction_window = None
         self.histories = {}
         self.locked = {}
+        self.batched = {}
         self.transactions = {}
         self.next_transaction = 1
         self.step = 0
@@ -140,6 +146,7 @@ class Model:
         """Every copy takes every write, every ongoing transaction ends: the copies agree again."""
         self.histories.clear()
         self.locked.clear()
+        self.batched.clear()
         self.transactions.clear()
         self.step = 0
 
@@ -170,7 +177,7 @@ class Model:
             if transaction["until"] <= now:
                 self.end_transaction(number)
         for item_id in [item_id for item_id, history in self.histories.items()
-                        if item_id not in self.locked and history.settled(now)]:
+                        if item_id not in self.locked and item_id not in self.batched and history.settled(now)]:
             del self.histories[item_id]
         if self.mode == "sampled":
             for history in self.histories.values():
@@ -180,6 +187,7 @@ class Model:
         """The transaction is no longer ongoing: its items can be written again."""
         for item_id in self.transactions.pop(number)["items"]:
             self.locked.pop(item_id, None)
+            self.batched.pop(item_id, None)
 
     def handle(self, target, params, headers, apply):
         """Answer one request under the model: (status, headers, body) plus the time to answer it at (or None)."""
@@ -192,6 +200,7 @@ class Model:
             if refused is not None:
                 return refused, None
             if target in WRITES or target == "TransactWriteItems":
+                self.publish_batched(target, params)
                 return self.write(target, params, headers, apply, now)
             reads = read_views(target, params)
             if not reads:
@@ -234,7 +243,8 @@ class Model:
         if answer[0] != 200:
             return answer, None
         writer = headers.get(STEP_HEADER) or target
-        transaction = bool(named) and target == "TransactWriteItems" and (
+        batch = bool(named) and target == "BatchWriteItem" and self.mode == "explore" and bool(headers.get(HOLD_HEADER))
+        transaction = batch or bool(named) and target == "TransactWriteItems" and (
             self.transaction_window or (self.mode == "explore" and headers.get(HOLD_HEADER)))
         reveals = self.reveal_times(len(named), now) if transaction else [ALWAYS] * len(named)
         for (name, _, identity), reveal in zip(named, reveals):
@@ -245,7 +255,7 @@ class Model:
                                self.ready_times(table, reveal, now), self.step)
         if not transaction:
             return answer, None
-        return self.begin_transaction([identity for _, _, identity in named], answer, now)
+        return self.begin_transaction([identity for _, _, identity in named], answer, now, batch)
 
     def reveal_times(self, count, now):
         """When each of a transaction's items becomes visible: never (explored), or spread evenly across the window
@@ -272,15 +282,17 @@ class Model:
             return NEVER
         return max(reveal, now + random.uniform(*lag)) if lag else reveal
 
-    def begin_transaction(self, identities, answer, now):
-        """Keep the transaction ongoing: its items are locked until it ends."""
+    def begin_transaction(self, identities, answer, now, batch=False):
+        """Keep the transaction (or explored batch) ongoing: a transaction's items are locked until it ends, a batch's
+        only waiting to become visible."""
         number = self.next_transaction
         self.next_transaction += 1
         until = NEVER if self.mode == "explore" else max(self.histories[identity].ready[-1][LEADER]
                                                          for identity in identities)
-        self.transactions[number] = {"items": identities, "until": until}
+        self.transactions[number] = {"items": identities, "until": until, "hidden": set(range(len(identities))),
+                                     "versions": [len(self.histories[identity].images) - 1 for identity in identities]}
         for identity in identities:
-            self.locked[identity] = number
+            (self.batched if batch else self.locked)[identity] = number
         if self.mode == "explore":
             status, out_headers, body = answer
             pending = [self.histories[identity].label for identity in identities]
@@ -288,14 +300,24 @@ class Model:
             return (status, out_headers, body), None
         return answer, until
 
+    def publish_batched(self, target, params):
+        """Make visible every item of an ongoing batch that this write names: the batch wrote it first."""
+        if not self.batched:
+            return
+        named = written_keys(target, params) + checked_keys(target, params)
+        for identity in {item_id(*pair) for pair in named} & set(self.batched):
+            batch = self.transactions[self.batched[identity]]
+            self.histories[identity].ready[batch["versions"][batch["items"].index(identity)]][LEADER] = ALWAYS
+
     def reveal(self, number, place):
         """Explored: make item `place` of ongoing transaction `number` visible; the last one ends it."""
         transaction = self.transactions.get(number)
         if transaction is None or not 0 <= place < len(transaction["items"]):
             raise ChoiceError(f"No ongoing transaction {number} with an item {place}")
         history = self.histories[transaction["items"][place]]
-        history.ready[-1][LEADER] = ALWAYS
-        if all(self.histories[identity].ready[-1][LEADER] == ALWAYS for identity in transaction["items"]):
+        history.ready[transaction["versions"][place]][LEADER] = ALWAYS
+        transaction["hidden"].discard(place)
+        if not transaction["hidden"]:
             self.end_transaction(number)
         return {"ongoing": number in self.transactions}
 
@@ -456,6 +478,14 @@ def written_keys(target, params):
                 for action in params.get("TransactItems", []) for kind, detail in action.items()
                 if kind in ("Put", "Update", "Delete")]
     return []
+
+
+def checked_keys(target, params):
+    """(table name, key) of every item a TransactWriteItems only checks (its ConditionCheck actions)."""
+    if target != "TransactWriteItems":
+        return []
+    return [(detail.get("TableName"), detail.get("Key") or {}) for action in params.get("TransactItems", [])
+            for kind, detail in action.items() if kind == "ConditionCheck" and isinstance(detail, dict)]
 
 
 def error(code, message):

@@ -1,0 +1,80 @@
+"""The isolation atlas: its cells agree with the Developer Guide's isolation table, a cell's order replays, and the
+exercise's checker catches plausible wrong predictions of the strongly consistent Query's row and passes the right one."""
+import pytest
+
+from helpers import atlas
+from helpers.checks.p33 import check_query_row
+
+pytestmark = pytest.mark.usefixtures("knobs_off")
+
+RIGHT = {"G1a aborted read": "prevented", "G-single read skew": "occurs", "stale read": "prevented",
+         "no read-your-writes": "prevented", "non-monotonic reads": "prevented"}
+
+
+def predicting(changes=None):
+    """A predicted_row function: the right row with `changes` ({column: verdict})."""
+    prediction = {**RIGHT, **(changes or {})}
+    return lambda: prediction
+
+
+@pytest.fixture(scope="module")
+def cells(lab):
+    return atlas.build(lab)
+
+
+def test_the_atlas_agrees_with_the_developer_guide_s_isolation_table(cells):
+    assert atlas.agrees_with_the_guide(cells) == []
+    found = atlas.verdicts(cells)
+    assert found[("BatchGetItem", "G-single read skew")] == "occurs"
+    assert found[("TransactGetItems", "G-single read skew")] == "prevented"
+    assert found[("read, then PutItem", "P4 lost update")] == "occurs"
+    assert found[("read, then version-checked write", "P4 lost update")] == "prevented"
+    assert found[("read, then version-checked write", "G2-item write skew")] == "occurs"
+    assert found[("TransactWriteItems + ConditionCheck", "G2-item write skew")] == "prevented"
+    assert found[("GetItem (default)", "stale read")] == "occurs"
+    assert found[("GetItem, ConsistentRead", "stale read")] == "prevented"
+    assert found[("Query the GSI, then write", "stale index read")] == "occurs"
+    assert found[("sentinel item in a transaction", "stale index read")] == "prevented"
+
+
+def test_every_cell_that_runs_nothing_says_why(cells):
+    quiet = [cell for cell in cells.values() if cell.verdict in ("n/a", "not shown")]
+    assert quiet and all(len(cell.words) > 20 for cell in quiet)
+    assert {cell.verdict for cell in cells.values()} == {"occurs", "prevented", "n/a", "not shown"}
+
+
+def test_the_replay_opens_the_chosen_cell_s_anomalous_order_in_a_step_through_panel(cells):
+    replayer = atlas.Replayer(cells)
+    label = next(label for label in replayer.cells if label.startswith("BatchGetItem · G-single"))
+    panel = replayer.replay(label)
+    try:
+        cell = replayer.cells[label]
+        assert panel.history == list(cell.frame.loc[~cell.frame["ok"], "steps"].iloc[0])
+        assert panel.stepper.done and sum(panel.stepper.results["bob"]) != 200
+    finally:
+        panel.stepper.close()
+
+
+@pytest.mark.parametrize("wrong", [
+    {"G-single read skew": "prevented"},  # a Query reads one partition, so it is a snapshot
+    {"stale read": "occurs"},  # every Query may be stale
+    {"no read-your-writes": "occurs", "non-monotonic reads": "occurs"},  # as a default read
+    {"G1a aborted read": "occurs"},  # read-committed reads uncommitted data
+])
+def test_the_checker_catches_a_plausible_wrong_prediction_and_names_the_column(lab, wrong):
+    report = check_query_row(predicting(wrong))
+    assert not report.passed
+    for column in wrong:
+        assert f"{column}: you said {wrong[column]}" in report.message
+
+
+def test_the_checker_passes_the_right_prediction(lab):
+    report = check_query_row(predicting())
+    assert report.passed, report.message
+
+
+def test_a_prediction_of_the_wrong_form_is_refused_with_what_to_write(lab):
+    with pytest.raises(ValueError, match="say 'occurs' or 'prevented'"):
+        check_query_row(predicting({"stale read": "maybe"}))
+    with pytest.raises(ValueError, match="no prediction for 'stale read'"):
+        check_query_row(lambda: {column: verdict for column, verdict in RIGHT.items() if column != "stale read"})
