@@ -198,10 +198,15 @@ def readers(table, client):
             EXERCISE_ROW: lambda: query_pair(table).get(X["SK"])}
 
 
+def write_x(table):
+    """alice's write of x = 1, told 'OK' or DynamoDB's error code."""
+    return lambda: code_of(lambda: table.put_item(Item={**X, "n": 1}))
+
+
 def stale_read(table, client, row):
     """alice writes x = 1; bob reads x once: stale if bob's read came after alice's write and saw 0."""
     read = readers(table, client)[row]
-    return Scenario({"alice": lambda: table.put_item(Item={**X, "n": 1}), "bob": read}, put_numbers(table, x=0),
+    return Scenario({"alice": write_x(table), "bob": read}, put_numbers(table, x=0),
                     anomaly=lambda order: order["results"]["bob"] == 0 and step_of(order, "bob") > step_of(order, "alice"),
                     how="answered by the leader, which holds every completed write")
 
@@ -220,7 +225,7 @@ def read_your_writes(table, client, row):
 def monotonic(table, client, row):
     """alice writes x = 1; bob reads x twice: the anomaly is 1 then 0."""
     read = readers(table, client)[row]
-    return Scenario({"alice": lambda: table.put_item(Item={**X, "n": 1}), "bob": lambda: (read(), read())},
+    return Scenario({"alice": write_x(table), "bob": lambda: (read(), read())},
                     put_numbers(table, x=0), holds=lambda results: results["bob"] != (1, 0),
                     how="each read answered by the leader, which never goes back")
 

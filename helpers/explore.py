@@ -99,11 +99,14 @@ class Request:
     def label(self):
         """'alice: GetItem', as the explorer's `steps` column writes a step; a stale answer says what it missed,
         a fault what happened."""
+        return f"{self.client}: {self.operation}" + (f" ({self.note})" if self.note else "")
+
+    @property
+    def note(self):
+        """What the model or a fault did to this request, in words ("stale: ... without alice's PutItem"), or ''."""
         if self.choice and self.choice["label"] != "latest":
-            return f"{self.client}: {self.operation} ({self.choice['label']})"
-        if self.fault:
-            return f"{self.client}: {self.operation} ({FAULT_WORDS[self.fault]})"
-        return f"{self.client}: {self.operation}"
+            return self.choice["label"]
+        return FAULT_WORDS[self.fault] if self.fault else ""
 
     def moves(self, faults=()):
         """The moves releasing this request: one per answer the model allows a read, one per fault a write may
@@ -132,6 +135,7 @@ class Reveal:
         self.number, self.items = transaction["id"], transaction["items"]
         self.hidden = list(range(len(self.items)))
         self.operation, self.body, self.answer, self.reply = "reveal", request.body, "OK", "visible"
+        self.note = ""
         self.place = None
         self.others = 0
 

@@ -211,6 +211,11 @@ class Panel:
         display(self.view)
 
 
+def step_note(request):
+    """A played step's note for the panel's list: the stale answer or fault the move chose, in italics, or ''."""
+    return f" <i>({html.escape(request.note)})</i>" if request.note else ""
+
+
 def display_data(item):
     """One output entry for `item`; plotly figures give their own bundle instead of displaying in the running cell."""
     if isinstance(item, go.Figure):
@@ -381,7 +386,8 @@ class StepThrough:
                 rows.append(button)
         self.moves_view.children = rows
         listed = "".join(f"<li><code>{html.escape(request.client)} ▶ {html.escape(request.summary)}</code> "
-                         f"<b>→ {html.escape(request.reply or '…')}</b></li>" for request in self.stepper.steps)
+                         f"<b>→ {html.escape(request.reply or '…')}</b>{step_note(request)}</li>"
+                         for request in self.stepper.steps)
         self.steps_view.value = f"<b>Steps so far</b><ol>{listed}</ol>" if listed else "<i>No step yet: press a client.</i>"
         if self.show_state:
             with tracing(False):

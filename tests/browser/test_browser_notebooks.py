@@ -249,7 +249,42 @@ def play_double_booking(page, screenshots):
     return problems
 
 
-PLAYS = {"30-seat-booking": play_double_booking}  # notebook: what a learner plays in it by hand, after Run All
+ATLAS_REPLAYS = {  # a red cell of the atlas: the order its Replay must play, step by step, and what bob is told
+    "BatchGetItem · G-single read skew (2 of 8)": (
+        ["alice ▶ TransactWriteItems [Update, Update] → OK",
+         "alice ▶ TransactWriteItems: make {PK: 'PAIR', SK: 'x'} visible → visible",
+         "bob ▶ BatchGetItem → OK",
+         "alice ▶ TransactWriteItems: make {PK: 'PAIR', SK: 'y'} visible → visible"], "bob → [90, 100]"),
+    "GetItem (default) · stale read (1 of 3)": (
+        ["alice ▶ PutItem {PK: 'PAIR', SK: 'x', n: 1} → OK",
+         "bob ▶ GetItem {PK: 'PAIR', SK: 'x'} → {PK: 'PAIR', SK: 'x', n: 0, version: 1, owner: 'nobody'} "
+         "(stale: {PK: 'PAIR', SK: 'x'} without alice's PutItem)"], "bob → 0"),
+}
+ATLAS_DONE_JS = """replay => [...replay.querySelectorAll('.widget-html')].some(html => html.textContent.startsWith('all done'))"""
+
+
+def play_atlas_replays(page, screenshots):
+    """In 33's atlas, choose each red cell of ATLAS_REPLAYS, press Replay, and compare the panel's steps."""
+    replay = page.locator(".lab-atlas-replay").first
+    problems = []
+    for number, (cell, (order, told)) in enumerate(ATLAS_REPLAYS.items(), 1):
+        replay.scroll_into_view_if_needed()
+        replay.locator("select").select_option(label=cell)
+        replay.get_by_role("button", name="Replay").click()
+        if not wait_until(page, ATLAS_DONE_JS, replay.element_handle(), RENDER_MS):
+            problems.append(f"replaying {cell!r}: the panel never said 'all done'")
+        panel = replay.locator(".lab-panel")
+        steps = [" ".join(step.split()) for step in panel.locator("li").all_inner_texts()]
+        if steps != order:
+            problems.append(f"replaying {cell!r}, the panel lists the steps {steps}")
+        if told not in panel.inner_text():
+            problems.append(f"replaying {cell!r}, the panel does not say {told!r}")
+        replay.screenshot(path=screenshots / f"33-isolation-atlas-replay-{number}.png")
+    return problems
+
+
+PLAYS = {"30-seat-booking": play_double_booking,  # notebook: what a learner plays in it by hand, after Run All
+         "33-isolation-atlas": play_atlas_replays}
 
 
 def save_screenshot(page, path):
