@@ -1,7 +1,7 @@
 """Notebook 22's wallet race figure: counts and credits on axes of their own, bars labelled, red where the rule broke."""
 import pandas as pd
 
-from helpers.figures_p22 import counted, wallet_race_figure
+from helpers.figures.p22 import counted, wallet_race_figure
 from helpers.plots import COLOURS
 
 SUMMARY = pd.DataFrame([

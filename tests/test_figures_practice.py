@@ -1,7 +1,7 @@
 """The practice notebooks' figures: every bar labelled upright and outside, each wallet stage on axes of its own."""
 import pandas as pd
 
-from helpers.figures_practice import counted, label_room, seat_race_figure, wallet_stages_figure
+from helpers.figures.practice import counted, label_room, seat_race_figure, wallet_stages_figure
 from helpers.plots import COLOURS
 
 SEATS = pd.DataFrame([{"strategy": "blind writes", "confirmations given": 13, "seats actually held": 1},
