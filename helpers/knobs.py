@@ -17,7 +17,7 @@ so notebooks check `lab.kind == "embedded"` first.
 import json
 import urllib.error
 import urllib.request
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from .trace import TRACER
 
@@ -86,6 +86,18 @@ def knobs(lab, quiet=False, **values):
         if before["transaction_conflict"]:
             restore.update(conflict_matching=before["conflict_matching"])
         call(lab, "POST", restore)
+
+
+def transaction_conflicts(lab, conflicts):
+    """The block's first `conflicts` TransactWriteItems cancelled as by another transaction (lab server only)."""
+    if conflicts and lab.kind == "embedded":
+        return knobs(lab, quiet=True, transaction_conflict=conflicts)
+    return nullcontext()
+
+
+def conflicts_made(lab):
+    """How many transactions the lab server has cancelled with its knob so far (0 on any other backend)."""
+    return get_knobs(lab)["conflicts_made"] if lab.kind == "embedded" else 0
 
 
 def knob_note(lab):

@@ -1,4 +1,6 @@
 """plotly figures built from race results: each title states what the picture shows."""
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -12,6 +14,16 @@ WEBGL_FROM = 1_000
 CONNECT_UP_TO = 400
 COLOURS = {"expected": "#9e9e9e", "ok": "#2e7d32", "lost": "#c62828", "read": "#1565c0", "kept": "#2e7d32",
            "overwritten": "#9e9e9e", "clobber": "#c62828", "conflict": "#ef6c00", "refused": "#000000"}
+
+
+def counted(n, word):
+    """'1 credit', '-38 credits': a number with its noun, plural unless the number is 1."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def whole_ticks(span):
+    """A tick step for a count axis spanning `span`: a whole number, about five ticks."""
+    return max(1, math.ceil(span / 5))
 
 
 def label(race):

@@ -19,6 +19,7 @@ import pandas as pd
 from botocore.exceptions import ClientError
 
 from .backend import BackendError, connect
+from .recorder import CallRecorder
 from .trace import tracing
 
 TABLE = "p24-atomic-counters"
@@ -230,55 +231,6 @@ def race(strategy="racy", threads=10, operations=50, think_ms=0, *, stock=None, 
     return result
 
 
-class CallRecorder:
-    """botocore before-call/after-call hooks noting every call made by the race's worker threads."""
-
-    def __init__(self, client):
-        self.client = client
-        self.local = threading.local()
-        self.per_thread = []
-        self.origin = None
-        self.hook_id = f"race-recorder-{id(self)}"
-
-    def __enter__(self):
-        events = self.client.meta.events
-        events.register("before-call.dynamodb", self.before, unique_id=f"{self.hook_id}-before")
-        events.register("after-call.dynamodb", self.after, unique_id=f"{self.hook_id}-after")
-        return self
-
-    def __exit__(self, *_):
-        events = self.client.meta.events
-        events.unregister("before-call.dynamodb", unique_id=f"{self.hook_id}-before")
-        events.unregister("after-call.dynamodb", unique_id=f"{self.hook_id}-after")
-
-    def join(self, thread_number):
-        """Make the calling thread a worker whose calls are recorded."""
-        self.local.rows = []
-        self.local.thread = thread_number
-        self.per_thread.append(self.local.rows)
-
-    def begin(self, operation):
-        """Tag the calls that follow with this operation number."""
-        self.local.operation = operation
-
-    def before(self, model, params, **_):
-        """Note the request about to be sent (only on worker threads)."""
-        if hasattr(self.local, "rows"):
-            self.local.pending = (model.name, time.perf_counter(), params["body"])
-
-    def after(self, model, http_response, **_):
-        """Note the answer to the request noted in before()."""
-        if hasattr(self.local, "rows"):
-            name, began, body = self.local.pending
-            self.local.rows.append((self.local.thread, self.local.operation, name, began, time.perf_counter(),
-                                    body, http_response.status_code, http_response.content))
-
-    @property
-    def rows(self):
-        """Every recorded call, all threads together."""
-        return [row for rows in self.per_thread for row in rows]
-
-
 def run_threads(table, key, operation, threads, operations, think_seconds, pause_seconds, stop, on_progress):
     """Run the operations on worker threads released by one barrier.
 
@@ -371,7 +323,8 @@ def event_log(recorder, attribute):
     columns = ["thread", "operation", "attempt", "start_ms", "read_ms", "write_ms", "end_ms", "read", "wrote",
                "conditional", "outcome"]
     origin, rows, open_attempt = recorder.origin, [], {}
-    for thread, operation, name, began, ended, body, status, content in sorted(recorder.rows, key=lambda r: r[3]):
+    for thread, operation, name, began, ended, body, status, content, _ in sorted(
+            (call for call in recorder.calls if call.thread is not None), key=lambda call: call.began):
         attempt = open_attempt.setdefault((thread, operation), {"start": began, "read": np.nan, "read_ms": np.nan,
                                                                 "attempt": 1})
         answer = json.loads(content or b"{}")

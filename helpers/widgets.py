@@ -192,7 +192,7 @@ class Panel:
         self.bar.value = min(done, total)
 
     def set_running(self, running):
-        """Grey out Run and the controls while a run is in progress; Stop only then."""
+        """Grey out Run and the controls and clear the last figure while a run is in progress; Stop only then."""
         self.button.disabled = running
         for control in [*self.controls.values(), *([self.weak] if self.weak else [])]:
             control.disabled = running
@@ -200,6 +200,7 @@ class Panel:
             self.stop_button.disabled = not running
         if running:
             self.status.value = "running…"
+            self.output.outputs = ()
             if self.bar:
                 self.bar.value = 0
 

@@ -1,8 +1,8 @@
 """Notebook 22's wallet race figure: counts and credits on axes of their own, bars labelled, red where the rule broke."""
 import pandas as pd
 
-from helpers.figures_p22 import counted, wallet_race_figure
-from helpers.plots import COLOURS
+from helpers.figures.p22 import wallet_race_figure
+from helpers.plots import COLOURS, counted
 
 SUMMARY = pd.DataFrame([
     {"strategy": "check in code", "accepted": 16, "credits left": -38, "allowed at most": 3},
@@ -38,3 +38,12 @@ def test_red_marks_the_broken_rule_and_the_axes_hold_every_label():
 def test_the_title_counts_the_clients():
     assert wallet_race_figure(SUMMARY, 1, 3, 10).layout.title.text.startswith("1 client at once")
     assert counted(-38, "credit") == "-38 credits"
+
+
+def test_one_credit_is_singular_and_count_axes_tick_whole_numbers():
+    nothing = SUMMARY.assign(accepted=0, **{"credits left": 1, "allowed at most": 0})
+    figure = wallet_race_figure(nothing, 10, 10, 1)
+    assert "each spending 10 of the same 1 credit<br>" in figure.layout.title.text
+    assert figure.layout.yaxis.dtick == 1 and figure.layout.yaxis2.dtick == 1
+    assert all(float(axis.dtick).is_integer() for axis in (wallet_race_figure(SUMMARY, 20, 3, 10).layout.yaxis,
+                                                           wallet_race_figure(SUMMARY, 20, 3, 10).layout.yaxis2))

@@ -1,7 +1,7 @@
 """Notebook 27's retry-storm figure: every bar labelled inside the plot, red where the card was not charged once."""
 import pandas as pd
 
-from helpers.figures_p27 import charges_label, storm_figure
+from helpers.figures.p27 import charges_label, storm_figure
 from helpers.plots import COLOURS
 
 SUMMARY = pd.DataFrame([{"strategy": "no key", "times charged": 7, "SDK gave up": 1},

@@ -1,9 +1,9 @@
 """Notebook 29's lease timeline: labels clear of the bars and of each other, lanes in the order given."""
-from helpers.figures_p29 import BAR_WIDTH, LANE_PX, describe_call, label_rows, label_shift, lease_timeline
+from helpers.figures.p29 import BAR_WIDTH, LANE_PX, describe_call, label_rows, label_shift, lease_timeline
 
 
 def event(t, who, kind, ok=True, lease_over=None, token=None, target="LOCK#invoice-run"):
-    """One recorded call, as CallRecorder notes it."""
+    """One lock or report call, as lease_events describes it."""
     return {"t": t, "who": who, "kind": kind, "ok": ok, "lease_over": lease_over, "token": token, "target": target}
 
 

@@ -1,8 +1,8 @@
-"""The practice notebooks' figures: every bar labelled upright and outside, each wallet stage on axes of its own."""
+"""The practice notebooks' figures: every bar labelled upright and outside, each wallet column on one scale."""
 import pandas as pd
 
-from helpers.figures_practice import counted, label_room, seat_race_figure, wallet_stages_figure
-from helpers.plots import COLOURS
+from helpers.figures.practice import label_room, seat_race_figure, wallet_stages_figure
+from helpers.plots import COLOURS, counted
 
 SEATS = pd.DataFrame([{"strategy": "blind writes", "confirmations given": 13, "seats actually held": 1},
                       {"strategy": "version condition", "confirmations given": 1, "seats actually held": 1}])
@@ -29,13 +29,22 @@ def test_the_seat_race_reds_the_confirmations_beyond_the_seat_and_says_how_many(
     assert figure.layout.yaxis.range[1] > 13
 
 
-def test_each_wallet_stage_has_axes_of_its_own():
+def test_each_wallet_column_shares_one_scale_so_equal_amounts_draw_equal_bars():
     figure = wallet_stages_figure(STAGES, 50, 10)
     assert len(figure.data) == 12
-    assert len({bars.xaxis for bars in figure.data}) == 12
-    balance_of_stage_3 = figure.data[6]
-    low, high = figure.layout[balance_of_stage_3.xaxis.replace("x", "xaxis")].range
-    assert low == 0 and 10 < high < 470, "stage 3's balance of 10 must not share the -470 axis of stage 1"
+    for col in range(3):
+        ranges = {tuple(figure.layout[bars.xaxis.replace("x", "xaxis")].range) for bars in figure.data[col::3]}
+        assert len(ranges) == 1, f"column {col + 1} has one scale for every stage"
+    low, high = figure.layout.xaxis.range
+    assert low < -470 and high > 100
+
+
+def test_stage_names_sit_left_of_the_plots_clear_of_the_value_labels():
+    figure = wallet_stages_figure(STAGES, 50, 10)
+    names = [a for a in figure.layout.annotations if a.xref == "paper" and a.xanchor == "right"]
+    assert [a.text for a in names] == [f"<b>{stage}</b>" for stage in STAGES["stage"]]
+    assert all(a.x == 0 and a.xshift < 0 for a in names)
+    assert not any(figure.layout[bars.yaxis.replace("y", "yaxis")].showticklabels for bars in figure.data[1::3])
 
 
 def test_every_wallet_bar_reads_its_value_outside_the_bar():

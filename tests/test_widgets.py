@@ -154,3 +154,17 @@ def test_the_race_panel_switch_runs_as_weak_as_dynamodb_then_puts_the_knobs_back
     assert seen == [None, [0.01, 0.1]]
     assert get_knobs(lab)["stale_reads"] is None
     assert "stronger than DynamoDB" in panel.weak.description
+
+
+def test_a_new_run_clears_the_last_figure_and_its_title_until_it_shows_its_own():
+    seen_while_running = []
+
+    def run(n):
+        seen_while_running.append(panel.output.outputs)
+        return go.Figure(layout_title_text=f"run {n}")
+
+    panel = Panel("t", run, n=slider("n", 1, 5, 1))
+    panel.click()
+    panel.click()
+    assert seen_while_running == [(), ()]
+    assert len(panel.output.outputs) == 1 and panel.last.layout.title.text == "run 1"

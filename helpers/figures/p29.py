@@ -1,11 +1,8 @@
-"""Notebook 29's lease timelines: a recorder of lock and report calls, and the figure drawn from its notes.
+"""Notebook 29's lease timelines: the lock and report calls a CallRecorder noted, and the figure drawn from them.
 
 Each label sits in a row of its own above or below its lane, clear of the lease bars, and a label that
 would overlap its neighbour in the same row moves to the other side or one row further out.
 """
-import json
-import time
-
 import plotly.graph_objects as go
 
 COLOURS = {"worker-A": "#4C78A8", "worker-B": "#F58518", "worker-C": "#54A24B"}
@@ -18,45 +15,24 @@ PLOT_PX = 820
 BELOW = ("lease over", "write refused", "heartbeat")
 
 
-class CallRecorder:
-    """Records every lock and report call (time, worker, kind, outcome) through botocore events."""
-
-    def __init__(self, client):
-        self.client, self.events, self.origin = client, [], None
-
-    def start(self):
-        """Begin a fresh recording; time 0 is now."""
-        self.events, self.origin = [], time.time()
-        self.client.meta.events.register("before-call.dynamodb", self.sent)
-        self.client.meta.events.register("after-call.dynamodb", self.answered)
-        return self
-
-    def stop(self):
-        """End the recording and return its events."""
-        self.client.meta.events.unregister("before-call.dynamodb", self.sent)
-        self.client.meta.events.unregister("after-call.dynamodb", self.answered)
-        return self.events
-
-    def sent(self, params, context, **_):
-        """botocore before-call: keep the request body until its answer arrives."""
-        context["recorded_body"] = json.loads(params["body"] or b"{}")
-
-    def answered(self, model, parsed, context, **_):
-        """botocore after-call: record the call, its outcome and its lease or token."""
-        body = context.pop("recorded_body", {})
-        values, item = body.get("ExpressionAttributeValues", {}), body.get("Item", {})
-        target = (body.get("Key") or item).get("PK", {}).get("S", "")
-        kind = describe_call(model.name, body)
+def lease_events(recorder):
+    """The lock and report calls a CallRecorder noted: time answered, worker, kind, outcome, lease end and token."""
+    events = []
+    for call in recorder.calls:
+        body = call.request
+        kind = describe_call(call.name, body)
         if kind is None:
-            return
+            continue
+        values, item = body.get("ExpressionAttributeValues", {}), body.get("Item", {})
         who = (item.get("owner") or item.get("writer") or values.get(":me") or {}).get("S")
         expires = (item.get("expiresAt") or values.get(":later") or {}).get("N")
         fence = ((item.get("fence") or values.get(":token") or {}).get("N")
-                 or (parsed.get("Attributes") or {}).get("fence"))
-        self.events.append({"t": time.time() - self.origin, "who": who, "kind": kind, "target": target,
-                            "ok": "Error" not in parsed,
-                            "lease_over": int(expires) + 1 - self.origin if expires else None,
-                            "token": int(fence) if fence is not None else None})
+                 or (call.answer.get("Attributes") or {}).get("fence"))
+        events.append({"t": call.ended - recorder.origin, "who": who, "kind": kind,
+                       "target": (body.get("Key") or item).get("PK", {}).get("S", ""), "ok": "Error" not in call.answer,
+                       "lease_over": int(expires) + 1 - recorder.started_at if expires else None,
+                       "token": int(fence) if fence is not None else None})
+    return events
 
 
 def describe_call(operation, body):

@@ -1,17 +1,12 @@
 """Figures for notebook 22 (conditional writes): the wallet race, one panel per quantity."""
 from plotly.subplots import make_subplots
 
-from .plots import COLOURS
+from ..plots import COLOURS, counted, whole_ticks
 
 
 def verdict_colours(broken):
     """Red for each bar whose strategy broke the rule, green for each that held."""
     return [COLOURS["lost"] if bad else COLOURS["ok"] for bad in broken]
-
-
-def counted(n, word):
-    """'1 credit', '-38 credits': a number with its noun, plural unless the number is 1."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def padded_range(values, limit):
@@ -38,9 +33,10 @@ def wallet_race_figure(summary, clients, amount, credits):
                    text=[counted(n, "credit") for n in left], textposition="outside", cliponaxis=False, row=1, col=2)
     figure.add_hline(y=allowed, line_dash="dot", row=1, col=1)
     figure.add_hline(y=0, line_color="black", row=1, col=2)
-    figure.update_yaxes(title_text="spends accepted (count)", range=padded_range(accepted, allowed), row=1, col=1)
-    figure.update_yaxes(title_text="credits", range=padded_range(left, 0), row=1, col=2)
-    title = f"{counted(clients, 'client')} at once, each spending {amount} of the same {credits} credits"
+    for col, (title, span) in enumerate((("spends accepted (count)", padded_range(accepted, allowed)),
+                                         ("credits", padded_range(left, 0))), start=1):
+        figure.update_yaxes(title_text=title, range=span, dtick=whole_ticks(span[1] - span[0]), row=1, col=col)
+    title = f"{counted(clients, 'client')} at once, each spending {amount} of the same {counted(credits, 'credit')}"
     legend = "red: the rule broke (more spends than the balance allows, or a negative balance); green: it held"
     figure.update_layout(title=f"{title}<br><sup>{legend}</sup>", showlegend=False, height=460, margin={"t": 110})
     return figure
