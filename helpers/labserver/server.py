@@ -2,7 +2,8 @@
 
 Besides DynamoDB's protocol (POST /, the X-Amz-Target header naming the operation), it answers the
 DynamoDB Streams protocol (targets DynamoDBStreams_20120810.*) and GET, POST and DELETE on /lab/knobs:
-the teaching knobs (helpers/labserver/knobs.py), which DynamoDB's protocol never uses. Header names are
+the teaching knobs (helpers/labserver/knobs.py), which DynamoDB's protocol never uses, and GET and DELETE on
+/lab/metrics: the meter (helpers/labserver/metering.py). Header names are
 looked up case-insensitively, as HTTP defines them, whatever case a client sends.
 """
 import json
@@ -25,6 +26,7 @@ from . import fidelity  # noqa: E402
 from .consistency import CHOICE_HEADER, ChoiceError, Model  # noqa: E402
 from .handler import FastDynamoHandler  # noqa: E402
 from .knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
+from .metering import METRICS_PATH, Meter  # noqa: E402
 
 JSON_TYPE = "application/x-amz-json-1.0"
 LAB_PREFIX = "/lab/"
@@ -45,7 +47,8 @@ class Engine:
     def __init__(self):
         self.lock = threading.Lock()
         self.model = Model()
-        self.knobs = Knobs(self.model)
+        self.meter = Meter()
+        self.knobs = Knobs(self.model, self.meter)
 
     def handle(self, url, headers, body):
         """Apply one request alone; return (status, headers, body bytes), or None when its response is lost.
@@ -71,12 +74,18 @@ class Engine:
         with self.lock:
             cancelled = knobs.cancelled(target, params, body)
             if cancelled is not None:
+                self.meter.conflict(target, params)
                 return answer(*cancelled)
+            throttled = self.meter.throttled(target, params) if self.meter.limits else None
+            if throttled is not None:
+                return answer(*throttled)
             try:
                 reply, until = model.handle(target, params, headers,
                                             lambda: self.apply(url, headers, body, target, params))
             except ChoiceError as error:
                 return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
+            if reply is not None and reply[0] == HTTPStatus.BAD_REQUEST and b"TransactionConflict" in reply[2]:
+                self.meter.conflict(target, params)
             if knobs.loses(target, body) or headers.get(LOSE_HEADER):
                 reply = None
         if until is not None:
@@ -127,13 +136,17 @@ class Engine:
             return HTTPStatus.OK, {"knobs": self.knobs.state(), "description": self.knobs.describe()}
 
     def apply(self, url, headers, body, target, params):
-        """Apply one request with moto (the caller holds the engine lock): (status, headers, body bytes)."""
+        """Apply one request with moto (the caller holds the engine lock): (status, headers, body bytes).
+
+        The meter bills it (metering.py): what it touches is read before, what it consumed counted after.
+        """
         answered = fidelity.before(target, params)
         if answered is not None:
             return answer(*answered)
         rewritten = fidelity.rewrite(target, params)
         if rewritten is not None:
             params, body = rewritten, json.dumps(rewritten).encode()
+        bill = self.meter.bill(target, params, lambda request: self.rerun(url, headers, target, request))
         try:
             status, out_headers, payload = self.dispatch(url, headers, body, target, params)
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
@@ -141,7 +154,21 @@ class Engine:
         if isinstance(payload, str):
             payload = payload.encode()
         payload = fidelity.after(target, params, int(status), payload)
+        if bill is not None:
+            payload = self.meter.settle(bill, int(status), payload)
         return respond(int(status), out_headers, payload)
+
+    def rerun(self, url, headers, target, request):
+        """moto's answer body to a read sent again as `request` (the meter's Query or Scan without its filter)."""
+        payload = self.dispatch(url, headers, json.dumps(request).encode(), target, request)[2]
+        return payload.encode() if isinstance(payload, str) else payload
+
+    def metrics_request(self, method):
+        """GET (the counters) or DELETE (all back to zero) on /lab/metrics: (status, JSON answer)."""
+        with self.lock:
+            if method == "DELETE":
+                self.meter.reset()
+            return HTTPStatus.OK, self.meter.state()
 
     @staticmethod
     def dispatch(url, headers, body, target, params):
@@ -286,9 +313,12 @@ class Handler(BaseHTTPRequestHandler):
             status, answer = self.engine.knob_request(self.command, body)
         elif self.path == CONSISTENCY_PATH:
             status, answer = self.engine.consistency_request(self.command, body)
+        elif self.path == METRICS_PATH:
+            status, answer = self.engine.metrics_request(self.command)
         else:
             status, answer = HTTPStatus.NOT_FOUND, {
-                "message": f"No {self.path} here; the lab's paths are {KNOBS_PATH} and {CONSISTENCY_PATH}"}
+                "message": f"No {self.path} here; the lab's paths are {KNOBS_PATH}, {CONSISTENCY_PATH} and "
+                           f"{METRICS_PATH}"}
         self.write(status, {"Content-Type": "application/json"}, json.dumps(answer).encode())
 
     def write(self, status, headers, payload):
