@@ -60,16 +60,6 @@ class Cost:
         """Write units per success (None when nothing succeeded)."""
         return self.write_units / successes if successes else None
 
-    def line(self, successes, what="successful update"):
-        """One line: units consumed, how many on refused writes, and per success."""
-        if not self.available:
-            return "Cost: only the lab server has a meter."
-        refused = self["WriteUnitsOnRefusedWrites"]
-        per = self.per(successes)
-        each = f", {per:.2f} write units per {what}" if per is not None else ""
-        return (f"Cost: {self.write_units:g} write units ({refused:g} on refused writes), "
-                f"{self.read_units:g} read units{each}")
-
 
 @contextmanager
 def metered(lab, table):
