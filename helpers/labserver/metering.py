@@ -29,7 +29,7 @@ COUNTERS = ("ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "WriteUni
             "IndexReadCapacityUnits", "IndexWriteCapacityUnits", "ConditionalCheckFailedRequests",
             "TransactionConflict", "ThrottledRequests", "Requests")
 SINGLE = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan")
-LISTED = ("BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems")
+THROTTLED = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "TransactGetItems", "TransactWriteItems")
 ON_DEMAND_THROTTLED = ("ThrottlingException", "Throughput exceeds the current capacity of your table or index. DynamoDB "
                        "is automatically scaling your table or index so please try again shortly. If exceptions persist, "
                        "check if you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
@@ -233,12 +233,14 @@ class Meter:
 
     def throttled(self, target, params):
         """(status, body) throttling this request when a partition it names has no units left, else None."""
-        try:
-            found = touches(target, params) if target in (*SINGLE[:4], "TransactGetItems", "TransactWriteItems") else []
-        except (LookupError, TypeError, AttributeError, ValueError, KeyError):
+        if target not in THROTTLED:
             return None
+        try:
+            found = touches(target, params)
+        except (LookupError, TypeError, AttributeError, ValueError):
+            return None  # a malformed request: moto refuses it
         now = time.monotonic()
-        for each in found or ():
+        for each in found:
             kind = "read" if each.kind in ("get", "check") else "write"
             if kind in self.limits and self.bucket(each.name, partition(each.table, each.key), kind, now)[0] <= 0:
                 self.counters(each.name)["ThrottledRequests"] += 1
