@@ -16,6 +16,7 @@ operations and transactions are throttled by the keys they name; Query, Scan and
 are never refused.
 """
 import json
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -94,6 +95,18 @@ def touches(target, params):
         return [touch(kinds[name], body["TableName"], body, transactional=True)
                 for action in params["TransactItems"] for name, body in action.items() if name in kinds]
     return None
+
+
+def unshaped(params):
+    """A Query or Scan without what shapes its answer (filter, projection, Select) and the #names and :values only
+    those used, so that it answers every item it reads."""
+    kept = {name: value for name, value in params.items() if name not in QUERY_SHAPING}
+    used = set(re.findall(r"[#:][A-Za-z0-9_]+", kept.get("KeyConditionExpression", "")))
+    for member in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
+        placeholders = {name: value for name, value in kept.pop(member, {}).items() if name in used}
+        if placeholders:
+            kept[member] = placeholders
+    return kept
 
 
 def touch(kind, name, body, consistent=False, transactional=False):
@@ -181,7 +194,7 @@ class Meter:
         """
         params = bill.params
         if any(name in params for name in QUERY_SHAPING):
-            payload = bill.rerun({name: value for name, value in params.items() if name not in QUERY_SHAPING})
+            payload = bill.rerun(unshaped(params))
         items = json.loads(payload).get("Items", [])
         if params.get("IndexName"):
             return usage.index(params["IndexName"], read=index_reads(each.table, params["IndexName"], items,

@@ -128,7 +128,9 @@ def test_query_sums_the_items_it_reads_then_rounds_once_filter_or_not(lab, table
     assert query(lab, key, ConsistentRead=True) == 2.0
     assert query(lab, key) == 1.0
     assert query(lab, key, ConsistentRead=True, FilterExpression="attribute_exists(absent)") == 2.0
-    assert query(lab, key, ConsistentRead=True, ProjectionExpression="PK") == 2.0
+    assert query(lab, key, ConsistentRead=True, ProjectionExpression="#k", ExpressionAttributeNames={"#k": "PK"}) == 2.0
+    assert query(lab, key, ConsistentRead=True, FilterExpression="#p = :none", ExpressionAttributeNames={"#p": "pad"},
+                 values={":none": "-"}, Select="COUNT") == 2.0
 
 
 def test_batches_bill_each_item_rounded_on_its_own(lab, table, key):
@@ -197,3 +199,16 @@ def test_the_meter_counts_index_writes_and_a_cancelled_transaction(lab, table, k
     assert cost["IndexWriteCapacityUnits"] == 1.0
     assert cost["ConsumedWriteCapacityUnits"] == 1.0 + 2.0
     assert cost["WriteUnitsOnRefusedWrites"] == 2.0
+
+
+def test_a_query_on_an_index_reads_the_index_entries(lab, table, key):
+    partition = key("i")["PK"]
+    for sort in ("a", "b"):  # two entries of 3,000 bytes: 6,000 bytes read from the index, two 4 KB blocks
+        item_key = key("i", sort)
+        lab.client.put_item(TableName=TABLE, Item=item_of(item_key, 3000, GSI1PK=(partition, len(partition)),
+                                                          GSI1SK=(sort, 1)))
+    answer = lab.client.query(TableName=TABLE, IndexName="GSI1", KeyConditionExpression="GSI1PK = :p",
+                              ExpressionAttributeValues={":p": partition}, ReturnConsumedCapacity="INDEXES")
+    consumed = answer["ConsumedCapacity"]
+    assert answer["Count"] == 2 and consumed["CapacityUnits"] == 1.0
+    assert consumed["GlobalSecondaryIndexes"] == {"GSI1": {"CapacityUnits": 1.0}}
