@@ -10,8 +10,8 @@ The rules, from the Amazon DynamoDB Developer Guide and API Reference:
   the sum of its members' sizes.
 - Reads ("DynamoDB read and write operations", read-write-operations.html): "Item sizes for reads are
   rounded up to the next 4 KB multiple"; a strongly consistent read of up to 4 KB is one read unit, an
-  eventually consistent one half, a transactional one two. GetItem of an item that does not exist still
-  consumes one 4 KB block. Query and Scan sum the sizes of the items they read (before any filter or
+  eventually consistent one half, a transactional one two. An item that does not exist is read as 0 bytes,
+  rounded up to one 4 KB block like any other read. Query and Scan sum the sizes of the items they read (before any filter or
   projection, from the index's entries when they read an index) and round the sum up once. BatchGetItem
   rounds each item on its own, as separate GetItems.
 - Writes (same page): 1 KB units, at least one a write. PutItem and UpdateItem are billed by "the larger of"
