@@ -17,7 +17,7 @@ CANCELLED = "TransactionCanceledException"
 
 
 def transactional_increment(table):
-    """Read value and version, then write both in a TransactWriteItems conditioned on the version; again if cancelled."""
+    """Read value and version, write both in a TransactWriteItems conditioned on the version; again if cancelled."""
     client = table.meta.client
     while True:
         item = table.get_item(Key=races.COUNTER, ConsistentRead=True)["Item"]

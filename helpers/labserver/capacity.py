@@ -8,12 +8,12 @@ The rules, from the Amazon DynamoDB Developer Guide and API Reference:
   Boolean 1 byte; a List or Map "3 bytes of overhead, regardless of its contents" plus its elements, and
   "each List or Map element also requires 1 byte of overhead". The guide gives sets no overhead: a set is
   the sum of its members' sizes.
-- Reads ("DynamoDB read and write operations", read-write-operations.html): "Item sizes for reads are
-  rounded up to the next 4 KB multiple"; a strongly consistent read of up to 4 KB is one read unit, an
-  eventually consistent one half, a transactional one two. An item that does not exist is read as 0 bytes,
-  rounded up to one 4 KB block like any other read. Query and Scan sum the sizes of the items they read (before any filter or
-  projection, from the index's entries when they read an index) and round the sum up once. BatchGetItem
-  rounds each item on its own, as separate GetItems.
+- Reads ("DynamoDB read and write operations", read-write-operations.html): "Item sizes for reads are rounded up to
+  the next 4 KB multiple"; a strongly consistent read of up to 4 KB is one read unit, an eventually consistent one
+  half, a transactional one two. An item that does not exist is read as 0 bytes, rounded up to one 4 KB block like
+  any other read. Query and Scan sum the sizes of the items they read (before any filter or projection, from the
+  index's entries when they read an index) and round the sum up once. BatchGetItem rounds each item on its own, as
+  separate GetItems.
 - Writes (same page): 1 KB units, at least one a write. PutItem and UpdateItem are billed by "the larger of"
   the item before and after; DeleteItem by the item deleted; BatchWriteItem per item, each rounded.
   A write refused by its condition is billed too, sized by the larger of the existing and the new item
@@ -138,7 +138,8 @@ def capacity_answer(table, usage, level, transactional):
     """The ConsumedCapacity of one table for ReturnConsumedCapacity `level` (TOTAL or INDEXES)."""
     answer = {"TableName": table, "CapacityUnits": usage.total}
     if transactional:
-        answer.update(ReadCapacityUnits=usage.read + usage.index_read, WriteCapacityUnits=usage.write + usage.index_write)
+        answer.update(ReadCapacityUnits=usage.read + usage.index_read,
+                      WriteCapacityUnits=usage.write + usage.index_write)
     if level == "INDEXES":
         answer["Table"] = capacity(usage.read, usage.write, transactional)
         for kind, local in (("GlobalSecondaryIndexes", False), ("LocalSecondaryIndexes", True)):

@@ -124,7 +124,8 @@ class Knobs:
             matching = f" matching {self.conflict['matching']!r}" if self.conflict["matching"] else ""
             parts.append(f"transaction_conflict next {self.conflict['count']} TransactWriteItems{matching}")
         if self.meter.limits:
-            parts.append("partition_limits " + ", ".join(f"{kind} {units:g}/s" for kind, units in self.meter.limits.items()))
+            limits = ", ".join(f"{kind} {units:g}/s" for kind, units in self.meter.limits.items())
+            parts.append(f"partition_limits {limits}")
         return ", ".join(parts)
 
     def update(self, values):

@@ -31,12 +31,14 @@ COUNTERS = ("ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "WriteUni
             "TransactionConflict", "ThrottledRequests", "Requests")
 SINGLE = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan")
 THROTTLED = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "TransactGetItems", "TransactWriteItems")
-ON_DEMAND_THROTTLED = ("ThrottlingException", "Throughput exceeds the current capacity of your table or index. DynamoDB "
-                       "is automatically scaling your table or index so please try again shortly. If exceptions persist, "
-                       "check if you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
+ON_DEMAND_THROTTLED = ("ThrottlingException",
+                       "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically "
+                       "scaling your table or index so please try again shortly. If exceptions persist, check if you "
+                       "have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
                        "bp-partition-key-design.html")
-PROVISIONED_THROTTLED = ("ProvisionedThroughputExceededException", "The level of configured provisioned throughput for "
-                         "the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.")
+PROVISIONED_THROTTLED = ("ProvisionedThroughputExceededException",
+                         "The level of configured provisioned throughput for the table was exceeded. Consider "
+                         "increasing your provisioning level with the UpdateTable API.")
 
 
 @dataclass

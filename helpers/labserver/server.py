@@ -11,6 +11,7 @@ import os
 import threading
 import time
 import zlib
+from functools import partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -98,7 +99,8 @@ class Engine:
                                 if name.lower() not in (CHOICES_HEADER.lower(), CHOICE_HEADER.lower())])
         with self.lock:
             try:
-                found = self.model.choices(target, params, lambda: self.apply(url, plain, body, target, params))
+                found = self.model.choices(target, params,
+                                           lambda: self.apply(url, plain, body, target, params, metered=False))
             except ChoiceError as error:
                 return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
         return answer(HTTPStatus.OK, {"choices": found})
@@ -135,10 +137,11 @@ class Engine:
                 self.knobs.update(KNOBS_OFF)
             return HTTPStatus.OK, {"knobs": self.knobs.state(), "description": self.knobs.describe()}
 
-    def apply(self, url, headers, body, target, params):
+    def apply(self, url, headers, body, target, params, metered=True):
         """Apply one request with moto (the caller holds the engine lock): (status, headers, body bytes).
 
-        The meter bills it (metering.py): what it touches is read before, what it consumed counted after.
+        The meter bills it (metering.py): what it touches is read before, what it consumed counted after; not
+        when `metered` is False (the explorer asking which answers a read may get, which DynamoDB never sees).
         """
         answered = fidelity.before(target, params)
         if answered is not None:
@@ -146,7 +149,8 @@ class Engine:
         rewritten = fidelity.rewrite(target, params)
         if rewritten is not None:
             params, body = rewritten, json.dumps(rewritten).encode()
-        bill = self.meter.bill(target, params, lambda request: self.rerun(url, headers, target, request))
+        rerun = partial(self.rerun, url, headers, target)
+        bill = self.meter.bill(target, params, rerun) if metered else None
         try:
             status, out_headers, payload = self.dispatch(url, headers, body, target, params)
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving

@@ -145,8 +145,9 @@ def test_batches_bill_each_item_rounded_on_its_own(lab, table, key):
 
 def indexed(lab, key, expression, values):
     """UpdateItem on key("g") asking for INDEXES; its ConsumedCapacity."""
-    return lab.client.update_item(TableName=TABLE, Key=key("g"), UpdateExpression=expression,
-                                  ExpressionAttributeValues=values, ReturnConsumedCapacity="INDEXES")["ConsumedCapacity"]
+    answer = lab.client.update_item(TableName=TABLE, Key=key("g"), UpdateExpression=expression,
+                                    ExpressionAttributeValues=values, ReturnConsumedCapacity="INDEXES")
+    return answer["ConsumedCapacity"]
 
 
 def test_each_index_an_item_change_touches_costs_a_write_and_a_changed_index_key_two(lab, table, key):
