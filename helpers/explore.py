@@ -42,6 +42,7 @@ from botocore.exceptions import ClientError
 
 from . import trace
 from .backend import connect
+from .meter import write_totals
 
 CLIENT_TIMEOUT = 10
 MAX_SCHEDULES = 1000
@@ -550,14 +551,18 @@ def start_state(reset, server):
         server.post({"settle": True})
 
 
-def run_schedule(clients, reset, prefix, timeout, workers, server=None, faults=()):
+def run_schedule(clients, reset, prefix, timeout, workers, server=None, faults=(), lab=None):
     """Run one schedule: follow `prefix`, then always the first move possible; return (run, choices).
+
+    With `lab`, run.cost is (write units, of which on refused writes) the clients' requests cost, from the lab
+    server's meter (None elsewhere).
 
     prefix and choices are lists of (move chosen, moves that were possible); along the prefix the same
     moves must be possible as when it was first run, or the scenario does not repeat itself. Choosing a read
     is two decisions: which client, then (asked of the server only then) which of the read's answers.
     """
     start_state(reset, server)
+    before = write_totals(lab) if lab is not None else None
     run = Run(clients, timeout, server, faults)
     choices = []
     try:
@@ -570,6 +575,8 @@ def run_schedule(clients, reset, prefix, timeout, workers, server=None, faults=(
     except BaseException:
         run.stop()
         raise
+    after = write_totals(lab) if before is not None else None
+    run.cost = None if after is None else (after[0] - before[0], after[1] - before[1])
     return run, choices
 
 
@@ -631,8 +638,9 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     holds, given {name: what the client returned, or the exception it raised}. reset and check make
     requests freely: they are not steps. Nothing is printed (see `replay` for one schedule's transcript).
     Columns: schedule, steps, requests, answers ("OK" or the error code DynamoDB answered each step with),
-    replies (what each answer said, with a cancelled transaction's reasons), results, ok, and doomed_at (see
-    `doomed_steps`).
+    replies (what each answer said, with a cancelled transaction's reasons), results, ok, write units and those
+    on refused writes (what the order's requests cost, from the lab server's meter; None elsewhere), and
+    doomed_at (see `doomed_steps`).
     """
     check_clients(clients)
     check_faults(faults)
@@ -644,7 +652,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
-            run, choices = run_schedule(clients, reset, prefix, timeout, workers, server, faults)
+            run, choices = run_schedule(clients, reset, prefix, timeout, workers, server, faults, lab)
             first = first or run
             results = {name: run.results[name] for name in clients}
             rows.append({"schedule": tuple(run.taken),
@@ -652,9 +660,11 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
                          "requests": tuple(request.summary for request in run.steps),
                          "answers": tuple(request.answer for request in run.steps),
                          "replies": tuple(request.reply for request in run.steps),
-                         "results": results, "ok": bool(check(results))})
+                         "results": results, "ok": bool(check(results)),
+                         "write units": run.cost and run.cost[0], "on refused writes": run.cost and run.cost[1]})
             prefix = next_prefix(choices)
-    frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok"])
+    frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok",
+                                        "write units", "on refused writes"])
     return frame.assign(doomed_at=doomed_steps(frame))
 
 

@@ -11,6 +11,8 @@ lose_response="PutItem" the next PutItem is applied, then its response is lost, 
 transaction_conflict=1  the next TransactWriteItems is cancelled with reason TransactionConflict and nothing is
                         applied, as when another transaction holds its items (conflict_matching="text": only
                         requests whose body contains it, and only the actions that contain it are contested)
+partition_limits={"write": 20} a partition key value that has used 20 write units in the last second is throttled
+                        (ThrottlingException), as DynamoDB throttles one past its 1,000 (reads: 3,000) a second
 0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the three consistency knobs on at once. Only the lab server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable,
 so notebooks check `lab.kind == "embedded"` first.
 """
@@ -80,7 +82,7 @@ def knobs(lab, quiet=False, **values):
         yield knob_values
     finally:
         restore = {name: before[name] for name in ("latency", "stale_reads", "gsi_lag", "transaction_window",
-                                                   "lose_response", "transaction_conflict")}
+                                                   "lose_response", "transaction_conflict", "partition_limits")}
         if before["lose_response"]:
             restore.update(lose_count=before["lose_count"], lose_matching=before["lose_matching"])
         if before["transaction_conflict"]:

@@ -19,6 +19,7 @@ import pandas as pd
 from botocore.exceptions import ClientError
 
 from .backend import BackendError, connect
+from .meter import metered
 from .recorder import CallRecorder
 from .trace import tracing
 
@@ -149,6 +150,7 @@ class Race:
     log: pd.DataFrame = field(repr=False)
     note: str = ""
     completed: int = None
+    cost: object = field(default=None, repr=False)
 
     def __post_init__(self):
         """A race that was not stopped completed all its operations."""
@@ -166,6 +168,11 @@ class Race:
         if self.counts_down:
             return self.written - (self.start - self.final)
         return self.expected - self.final
+
+    @property
+    def successes(self):
+        """Updates that took effect: those in the final value (for the floor, the writes accepted)."""
+        return self.written if self.counts_down else self.final - self.start
 
     @property
     def retries(self):
@@ -208,7 +215,8 @@ def race(strategy="racy", threads=10, operations=50, think_ms=0, *, stock=None, 
     if isinstance(pause_ms, bool) or not isinstance(pause_ms, (int, float)) or not 0 <= pause_ms <= 1000:
         raise ValueError(f"pause_ms must be a number from 0 to 1,000 (got {pause_ms!r}).")
     threads, operations = int(threads), int(operations)
-    table = table or connect(quiet=True).table(TABLE)
+    lab = connect(quiet=True)
+    table = table or lab.table(TABLE)
     start = ((operations + 1) // 2 if stock is None else stock) if spec.decrements else 0
     if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= LIMITS["operations"][1]:
         raise ValueError(f"stock must be a whole number from 0 to {LIMITS['operations'][1]:,} (got {stock!r}).")
@@ -216,8 +224,9 @@ def race(strategy="racy", threads=10, operations=50, think_ms=0, *, stock=None, 
     stop = stop or StopSignal()
     with tracing(False):
         table.put_item(Item=seed)
-        calls, seconds, done, interrupted = run_threads(table, spec.key, spec.operation, threads, operations,
-                                                        think_ms / 1000, pause_ms / 1000, stop, on_progress)
+        with metered(lab, table.name) as cost:
+            calls, seconds, done, interrupted = run_threads(table, spec.key, spec.operation, threads, operations,
+                                                            think_ms / 1000, pause_ms / 1000, stop, on_progress)
         final = int(table.get_item(Key=spec.key, ConsistentRead=True)["Item"][spec.attribute])
     expected = max(start - done, 0) if spec.decrements else start + done
     note = ""
@@ -225,7 +234,7 @@ def race(strategy="racy", threads=10, operations=50, think_ms=0, *, stock=None, 
         reason = "interrupted" if interrupted else getattr(stop, "reason", "stopped")
         note = f"{reason} after {done:,} of {operations:,} operations"
     result = Race(name, threads, operations, think_ms, start, expected, final, seconds, spec.decrements,
-                  event_log(calls, spec.attribute), note, done)
+                  event_log(calls, spec.attribute), note, done, cost if cost.available else None)
     if interrupted:
         raise RaceInterrupted(result)
     return result

@@ -283,11 +283,23 @@ def race_panel(table=None):
 
 
 def race_figures(strategy, results):
-    """What the race lab shows for its races: expected vs final, the first race's timeline, a summary table."""
+    """What the race lab shows for its races: expected vs final, the first race's timeline, and a summary table
+    with what each race's clients cost (the lab server's meter)."""
     shown = [plots.expected_vs_final(*results), plots.timeline(results[0])]
     if strategy == "optimistic":
         shown.append(plots.retries(results[0]))
-    return (*shown, races.summary_table(*results))
+    return (*shown, with_costs(races.summary_table(*results), results))
+
+
+def with_costs(summary, results):
+    """The summary with each race's write units, those on refused writes, and units per update that took effect."""
+    if not all(result.cost for result in results):
+        return summary
+    return summary.assign(**{
+        "write units": [result.cost.write_units for result in results],
+        "on refused writes": [result.cost["WriteUnitsOnRefusedWrites"] for result in results],
+        "units per update": [round(result.cost.per(result.successes), 2) if result.successes > 0 else None
+                             for result in results]})
 
 
 def wait_visibly(seconds, why):

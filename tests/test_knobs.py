@@ -47,7 +47,8 @@ def test_a_fresh_server_has_every_knob_off(standalone_server):
     assert reply == {"knobs": {"latency": None, "stale_reads": None, "gsi_lag": None, "transaction_window": None,
                                "lose_response": None, "lose_count": 0,
                                "lose_matching": None, "responses_lost": 0,
-                               "transaction_conflict": 0, "conflict_matching": None, "conflicts_made": 0},
+                               "transaction_conflict": 0, "conflict_matching": None, "conflicts_made": 0,
+                               "partition_limits": None},
                      "description": ""}
 
 

@@ -12,6 +12,8 @@
   cancelled, as DynamoDB cancels one whose items another transaction is writing: TransactionCanceledException,
   reason TransactionConflict for each contested action (those holding conflict_matching, else every action),
   and nothing applied. SDKs do not retry a cancelled transaction, so the caller's own retry branch runs.
+- partition_limits: {"write": units, "read": units} per partition key value and second (DynamoDB's are 1000 and
+  3000); a request on a key value that has used them is throttled as DynamoDB throttles it (metering.py).
 
 State is changed only under the engine lock (Engine.handle, Engine.knob_request); the fast path of
 Engine.handle reads `on` and the model's `active` without it, so switching a knob takes effect from the next request.
@@ -30,8 +32,11 @@ OPERATIONS = ("PutItem", "UpdateItem", "DeleteItem", "GetItem", "Query", "Scan",
               "BatchGetItem", "TransactWriteItems", "TransactGetItems")
 LAGS = ("stale_reads", "gsi_lag", "transaction_window")
 NAMES = ("latency", *LAGS, "lose_response", "lose_count", "lose_matching", "transaction_conflict",
-         "conflict_matching")
-KNOBS_OFF = {"latency": None, **{name: None for name in LAGS}, "lose_response": None, "transaction_conflict": None}
+         "conflict_matching", "partition_limits")
+KNOBS_OFF = {"latency": None, **{name: None for name in LAGS}, "lose_response": None, "transaction_conflict": None,
+             "partition_limits": None}
+LIMIT_KINDS = ("write", "read")
+MAX_LIMIT = 100000
 
 
 class KnobError(ValueError):
@@ -47,6 +52,19 @@ def knob_values(body):
     if not isinstance(values, dict):
         raise KnobError('POST /lab/knobs takes a JSON object, e.g. {"gsi_lag": 0.5}')
     return values
+
+
+def limits_setting(value):
+    """partition_limits as {"write": units, "read": units} (either may be left out), or None (off)."""
+    if value is None or value == {}:
+        return None
+    numbers = isinstance(value, dict) and all(
+        isinstance(units, (int, float)) and not isinstance(units, bool) and 0 < units <= MAX_LIMIT
+        for units in value.values())
+    if not numbers or not set(value) <= set(LIMIT_KINDS):
+        raise KnobError('partition_limits must be an object such as {"write": 1000, "read": 3000} (units per partition '
+                        f'key value per second, each above 0 and at most {MAX_LIMIT}), or null for off; got {value!r}')
+    return {kind: float(units) for kind, units in value.items()}
 
 
 def seconds_range(name, value):
@@ -70,8 +88,9 @@ def seconds_text(span):
 class Knobs:
     """The knobs of one Engine; the lags (stale_reads, gsi_lag, transaction_window) are the consistency model's."""
 
-    def __init__(self, model):
+    def __init__(self, model, meter):
         self.model = model
+        self.meter = meter
         self.on = False
         self.latency = None
         self.lose = None
@@ -87,7 +106,8 @@ class Knobs:
                 "lose_response": lose.get("operation"), "lose_count": lose.get("count", 0),
                 "lose_matching": lose.get("matching"), "responses_lost": self.responses_lost,
                 "transaction_conflict": (self.conflict or {}).get("count", 0),
-                "conflict_matching": (self.conflict or {}).get("matching"), "conflicts_made": self.conflicts_made}
+                "conflict_matching": (self.conflict or {}).get("matching"), "conflicts_made": self.conflicts_made,
+                "partition_limits": self.meter.limits}
 
     def describe(self):
         """'latency 0.05 s, gsi_lag 0.5 s, lose_response next 1 PutItem', or '' when all are off."""
@@ -103,6 +123,9 @@ class Knobs:
         if self.conflict:
             matching = f" matching {self.conflict['matching']!r}" if self.conflict["matching"] else ""
             parts.append(f"transaction_conflict next {self.conflict['count']} TransactWriteItems{matching}")
+        if self.meter.limits:
+            limits = ", ".join(f"{kind} {units:g}/s" for kind, units in self.meter.limits.items())
+            parts.append(f"partition_limits {limits}")
         return ", ".join(parts)
 
     def update(self, values):
@@ -111,18 +134,25 @@ class Knobs:
         if unknown:
             raise KnobError(f"Unknown knob {unknown[0]!r}; the knobs are latency, stale_reads, gsi_lag, "
                             "transaction_window, lose_response (with lose_count and lose_matching) and "
-                            "transaction_conflict (with conflict_matching).")
+                            "transaction_conflict (with conflict_matching) and partition_limits.")
         latency = seconds_range("latency", values["latency"]) if "latency" in values else self.latency
         lags = {name: seconds_range(name, values[name]) if name in values else getattr(self.model, name)
                 for name in LAGS}
         lose = self.losing(values) if set(values) & {"lose_response", "lose_count", "lose_matching"} else self.lose
         conflict = (conflicting(values, self.conflict) if set(values) & {"transaction_conflict", "conflict_matching"}
                     else self.conflict)
+        limits = limits_setting(values["partition_limits"]) if "partition_limits" in values else self.meter.limits
         self.latency, self.lose, self.conflict = latency, lose, conflict
         for name, lag in lags.items():
             setattr(self.model, name, lag)
         self.model.catch_up()
-        self.on = bool(latency or lose or conflict)
+        if limits != self.meter.limits:
+            self.meter.limit(limits)
+        self.on = self.any_on()
+
+    def any_on(self):
+        """Whether a knob Engine.handle reads on each request is on (the lags are the model's)."""
+        return bool(self.latency or self.lose or self.conflict or self.meter.limits)
 
     def losing(self, values):
         """The lose_response setting from lose_response, lose_count (default 1) and lose_matching."""
@@ -151,7 +181,7 @@ class Knobs:
         conflict["count"] -= 1
         if not conflict["count"]:
             self.conflict = None
-            self.on = bool(self.latency or self.lose)
+            self.on = self.any_on()
         self.conflicts_made += 1
         matching = conflict["matching"]
         reasons = [CONFLICT if not matching or matching in json.dumps(action) else (None, None, None)
@@ -171,7 +201,7 @@ class Knobs:
         lose["count"] -= 1
         if not lose["count"]:
             self.lose = None
-            self.on = bool(self.latency or self.conflict)
+            self.on = self.any_on()
         self.responses_lost += 1
         return True
 

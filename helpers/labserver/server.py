@@ -2,7 +2,8 @@
 
 Besides DynamoDB's protocol (POST /, the X-Amz-Target header naming the operation), it answers the
 DynamoDB Streams protocol (targets DynamoDBStreams_20120810.*) and GET, POST and DELETE on /lab/knobs:
-the teaching knobs (helpers/labserver/knobs.py), which DynamoDB's protocol never uses. Header names are
+the teaching knobs (helpers/labserver/knobs.py), which DynamoDB's protocol never uses, and GET and DELETE on
+/lab/metrics: the meter (helpers/labserver/metering.py). Header names are
 looked up case-insensitively, as HTTP defines them, whatever case a client sends.
 """
 import json
@@ -10,6 +11,7 @@ import os
 import threading
 import time
 import zlib
+from functools import partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -25,6 +27,7 @@ from . import fidelity  # noqa: E402
 from .consistency import CHOICE_HEADER, ChoiceError, Model  # noqa: E402
 from .handler import FastDynamoHandler  # noqa: E402
 from .knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
+from .metering import METRICS_PATH, Meter  # noqa: E402
 
 JSON_TYPE = "application/x-amz-json-1.0"
 LAB_PREFIX = "/lab/"
@@ -45,7 +48,8 @@ class Engine:
     def __init__(self):
         self.lock = threading.Lock()
         self.model = Model()
-        self.knobs = Knobs(self.model)
+        self.meter = Meter()
+        self.knobs = Knobs(self.model, self.meter)
 
     def handle(self, url, headers, body):
         """Apply one request alone; return (status, headers, body bytes), or None when its response is lost.
@@ -71,12 +75,18 @@ class Engine:
         with self.lock:
             cancelled = knobs.cancelled(target, params, body)
             if cancelled is not None:
+                self.meter.conflict(target, params)
                 return answer(*cancelled)
+            throttled = self.meter.throttled(target, params) if self.meter.limits else None
+            if throttled is not None:
+                return answer(*throttled)
             try:
                 reply, until = model.handle(target, params, headers,
                                             lambda: self.apply(url, headers, body, target, params))
             except ChoiceError as error:
                 return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
+            if reply is not None and reply[0] == HTTPStatus.BAD_REQUEST and b"TransactionConflict" in reply[2]:
+                self.meter.conflict(target, params)
             if knobs.loses(target, body) or headers.get(LOSE_HEADER):
                 reply = None
         if until is not None:
@@ -89,7 +99,8 @@ class Engine:
                                 if name.lower() not in (CHOICES_HEADER.lower(), CHOICE_HEADER.lower())])
         with self.lock:
             try:
-                found = self.model.choices(target, params, lambda: self.apply(url, plain, body, target, params))
+                found = self.model.choices(target, params,
+                                           lambda: self.apply(url, plain, body, target, params, metered=False))
             except ChoiceError as error:
                 return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
         return answer(HTTPStatus.OK, {"choices": found})
@@ -126,14 +137,20 @@ class Engine:
                 self.knobs.update(KNOBS_OFF)
             return HTTPStatus.OK, {"knobs": self.knobs.state(), "description": self.knobs.describe()}
 
-    def apply(self, url, headers, body, target, params):
-        """Apply one request with moto (the caller holds the engine lock): (status, headers, body bytes)."""
+    def apply(self, url, headers, body, target, params, metered=True):
+        """Apply one request with moto (the caller holds the engine lock): (status, headers, body bytes).
+
+        The meter bills it (metering.py): what it touches is read before, what it consumed counted after; not
+        when `metered` is False (the explorer asking which answers a read may get, which DynamoDB never sees).
+        """
         answered = fidelity.before(target, params)
         if answered is not None:
             return answer(*answered)
         rewritten = fidelity.rewrite(target, params)
         if rewritten is not None:
             params, body = rewritten, json.dumps(rewritten).encode()
+        rerun = partial(self.rerun, url, headers, target)
+        bill = self.meter.bill(target, params, rerun) if metered else None
         try:
             status, out_headers, payload = self.dispatch(url, headers, body, target, params)
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
@@ -141,7 +158,21 @@ class Engine:
         if isinstance(payload, str):
             payload = payload.encode()
         payload = fidelity.after(target, params, int(status), payload)
+        if bill is not None:
+            payload = self.meter.settle(bill, int(status), payload)
         return respond(int(status), out_headers, payload)
+
+    def rerun(self, url, headers, target, request):
+        """moto's answer body to a read sent again as `request` (the meter's Query or Scan without its filter)."""
+        payload = self.dispatch(url, headers, json.dumps(request).encode(), target, request)[2]
+        return payload.encode() if isinstance(payload, str) else payload
+
+    def metrics_request(self, method):
+        """GET (the counters) or DELETE (all back to zero) on /lab/metrics: (status, JSON answer)."""
+        with self.lock:
+            if method == "DELETE":
+                self.meter.reset()
+            return HTTPStatus.OK, self.meter.state()
 
     @staticmethod
     def dispatch(url, headers, body, target, params):
@@ -286,9 +317,12 @@ class Handler(BaseHTTPRequestHandler):
             status, answer = self.engine.knob_request(self.command, body)
         elif self.path == CONSISTENCY_PATH:
             status, answer = self.engine.consistency_request(self.command, body)
+        elif self.path == METRICS_PATH:
+            status, answer = self.engine.metrics_request(self.command)
         else:
             status, answer = HTTPStatus.NOT_FOUND, {
-                "message": f"No {self.path} here; the lab's paths are {KNOBS_PATH} and {CONSISTENCY_PATH}"}
+                "message": f"No {self.path} here; the lab's paths are {KNOBS_PATH}, {CONSISTENCY_PATH} and "
+                           f"{METRICS_PATH}"}
         self.write(status, {"Content-Type": "application/json"}, json.dumps(answer).encode())
 
     def write(self, status, headers, payload):

@@ -1,0 +1,283 @@
+"""The lab server's meter, as CloudWatch would show it, and the partition_limits knob's throttling.
+
+Per table the meter counts the units consumed (capacity.py's rules; writes refused by their condition
+included, and counted apart too), ConditionalCheckFailedRequests, TransactionConflict and throttled
+requests. GET /lab/metrics answers them; DELETE /lab/metrics sets them to zero. Everything here runs under
+the engine lock.
+
+partition_limits ({"write": 1000, "read": 3000}, DynamoDB's own limits per partition and second, or lower
+for a classroom) throttles a request whose partition key value has used its units of the last second
+(a token bucket per key value, refilled at the limit, holding at most one second's units). DynamoDB's
+answer: on an on-demand table ThrottlingException, on a provisioned one
+ProvisionedThroughputExceededException, each with its ThrottlingReasons ("KeyRangeThroughputExceeded":
+"The request rate directed at a specific partition key value has exceeded the internal partition-level
+throughput limits", API Reference, ThrottlingReason). botocore retries both, with backoff. Item
+operations and transactions are throttled by the keys they name; Query, Scan and batches use units but
+are never refused.
+"""
+import json
+import re
+import time
+from dataclasses import dataclass, field
+
+from .capacity import (CANCELLED, CONDITION_FAILED, QUERY_SHAPING, TRANSACTIONAL, Usage, capacity_answer,
+                       index_reads, index_writes, item_key, item_size, local_index_names, partition, read_units,
+                       stored, write_units)
+from .knobs import find_table
+
+METRICS_PATH = "/lab/metrics"
+COUNTERS = ("ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "WriteUnitsOnRefusedWrites",
+            "IndexReadCapacityUnits", "IndexWriteCapacityUnits", "ConditionalCheckFailedRequests",
+            "TransactionConflict", "ThrottledRequests", "Requests")
+SINGLE = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan")
+THROTTLED = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "TransactGetItems", "TransactWriteItems")
+ON_DEMAND_THROTTLED = ("ThrottlingException",
+                       "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically "
+                       "scaling your table or index so please try again shortly. If exceptions persist, check if you "
+                       "have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
+                       "bp-partition-key-design.html")
+PROVISIONED_THROTTLED = ("ProvisionedThroughputExceededException",
+                         "The level of configured provisioned throughput for the table was exceeded. Consider "
+                         "increasing your provisioning level with the UpdateTable API.")
+
+
+@dataclass
+class Touch:
+    """One item (or, for Query and Scan, one read) a request touches, with the item as it was before."""
+
+    table: object
+    name: str
+    kind: str  # get, put, update, delete, check, query
+    key: dict = None
+    before: dict = None
+    new: dict = None
+    consistent: bool = False
+    transactional: bool = False
+
+
+@dataclass
+class Bill:
+    """What a request touches, taken before moto applies it, to be settled from its answer."""
+
+    target: str
+    params: dict
+    touches: list
+    rerun: object = None
+    usage: dict = field(default_factory=dict)  # table name -> Usage
+    partitions: list = field(default_factory=list)  # (table name, partition, "read"|"write", units)
+
+    def used(self, touch):
+        """The Usage of the touch's table in this request."""
+        if touch.name not in self.usage:
+            self.usage[touch.name] = Usage(local=local_index_names(touch.table))
+        return self.usage[touch.name]
+
+
+def touches(target, params):
+    """The Touches of one request, each with its item before (under the engine lock, before moto applies it)."""
+    if target in ("GetItem", "PutItem", "UpdateItem", "DeleteItem"):
+        kind = target[:-4].lower()
+        return [touch(kind, params["TableName"], params, consistent=params.get("ConsistentRead", False))]
+    if target in ("Query", "Scan"):
+        table = find_table(params["TableName"])
+        return [] if table is None else [Touch(table, params["TableName"], "query",
+                                               consistent=params.get("ConsistentRead", False))]
+    if target == "BatchGetItem":
+        return [touch("get", name, {"Key": key}, consistent=spec.get("ConsistentRead", False))
+                for name, spec in params["RequestItems"].items() for key in spec["Keys"]]
+    if target == "BatchWriteItem":
+        return [touch("put", name, request["PutRequest"]) if "PutRequest" in request
+                else touch("delete", name, request["DeleteRequest"])
+                for name, requests in params["RequestItems"].items() for request in requests]
+    if target == "TransactGetItems":
+        return [touch("get", action["Get"]["TableName"], action["Get"], transactional=True)
+                for action in params["TransactItems"]]
+    if target == "TransactWriteItems":
+        kinds = {"Put": "put", "Update": "update", "Delete": "delete", "ConditionCheck": "check"}
+        return [touch(kinds[name], body["TableName"], body, transactional=True)
+                for action in params["TransactItems"] for name, body in action.items() if name in kinds]
+    return None
+
+
+def unshaped(params):
+    """A Query or Scan without what shapes its answer (filter, projection, Select) and the #names and :values only
+    those used, so that it answers every item it reads."""
+    kept = {name: value for name, value in params.items() if name not in QUERY_SHAPING}
+    used = set(re.findall(r"[#:][A-Za-z0-9_]+", kept.get("KeyConditionExpression", "")))
+    for member in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
+        placeholders = {name: value for name, value in kept.pop(member, {}).items() if name in used}
+        if placeholders:
+            kept[member] = placeholders
+    return kept
+
+
+def touch(kind, name, body, consistent=False, transactional=False):
+    """The Touch of one item named by a request's Key (or, for a put, its Item)."""
+    table = find_table(name)
+    if table is None:
+        raise LookupError(name)
+    key = item_key(table, body["Item"]) if kind == "put" else body["Key"]
+    return Touch(table, name, kind, key, stored(table, key), body.get("Item"), consistent, transactional)
+
+
+class Meter:
+    """The counters of one Engine, per table, and the token buckets of partition_limits."""
+
+    def __init__(self):
+        self.tables = {}
+        self.limits = None
+        self.buckets = {}
+
+    def counters(self, table):
+        """The counters of `table`, made at zero on first use."""
+        if table not in self.tables:
+            self.tables[table] = dict.fromkeys(COUNTERS, 0)
+        return self.tables[table]
+
+    def state(self):
+        """GET /lab/metrics: every table's counters."""
+        return {"tables": {name: dict(counters) for name, counters in sorted(self.tables.items())}}
+
+    def reset(self):
+        """DELETE /lab/metrics: every counter back to zero."""
+        self.tables = {}
+
+    def limit(self, limits):
+        """Set partition_limits (None is off); the buckets start full."""
+        self.limits, self.buckets = limits, {}
+
+    def bill(self, target, params, rerun):
+        """The Bill of a request about to be applied, or None for an operation that uses no capacity."""
+        try:
+            found = touches(target, params)
+        except (LookupError, TypeError, AttributeError, ValueError):
+            return None  # a malformed request, or a missing table: moto refuses it, and a refusal costs nothing
+        return None if found is None else Bill(target, params, found, rerun)
+
+    def settle(self, bill, status, payload):
+        """Count what the request consumed; answer its ConsumedCapacity when asked. Returns the payload to send."""
+        if status == 200:
+            for each in bill.touches:
+                self.consumed(bill, each, payload)
+        elif CONDITION_FAILED in payload and bill.target in ("PutItem", "UpdateItem", "DeleteItem"):
+            self.refused(bill, bill.touches[0])
+            self.counters(bill.touches[0].name)["ConditionalCheckFailedRequests"] += 1
+        elif CANCELLED in payload and bill.target == "TransactWriteItems" and b"ConditionalCheckFailed" in payload:
+            for each in bill.touches:
+                self.refused(bill, each)
+        else:
+            return payload
+        self.count(bill)
+        if status == 200 and bill.params.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES"):
+            return answered(bill, payload)
+        return payload
+
+    def consumed(self, bill, each, payload):
+        """Add one successful touch's units to the bill."""
+        usage, rate = bill.used(each), TRANSACTIONAL if each.transactional else 1
+        if each.kind == "query":
+            return self.queried(bill, each, usage, payload)
+        after = stored(each.table, each.key) if each.kind in ("put", "update") else None
+        if each.kind in ("get", "check"):
+            units = rate * read_units(item_size(each.before), each.consistent or each.transactional)
+            usage.read += units
+            return bill.partitions.append((each.name, partition(each.table, each.key), "read", units))
+        units = rate * write_units(max(item_size(each.before), item_size(after)))
+        usage.write += units
+        bill.partitions.append((each.name, partition(each.table, each.key), "write", units))
+        for index, index_units in index_writes(each.table, each.before, after):
+            usage.index(index, write=index_units)
+
+    def queried(self, bill, each, usage, payload):
+        """Add a Query's or Scan's units: the items it read, summed, then rounded (an index's entries for an index).
+
+        The items read are those answered, unless a filter, projection or Select shaped the answer: then the
+        request is asked again without them.
+        """
+        params = bill.params
+        if any(name in params for name in QUERY_SHAPING):
+            payload = bill.rerun(unshaped(params))
+        items = json.loads(payload).get("Items", [])
+        if params.get("IndexName"):
+            return usage.index(params["IndexName"], read=index_reads(each.table, params["IndexName"], items,
+                                                                     each.consistent))
+        usage.read += read_units(sum(item_size(item) for item in items), each.consistent)
+
+    def refused(self, bill, each):
+        """Add a refused write's units (or, in a cancelled transaction, a ConditionCheck's read) to the bill."""
+        usage, rate = bill.used(each), TRANSACTIONAL if each.transactional else 1
+        if each.kind == "check":
+            usage.read += rate * read_units(item_size(each.before), True)
+            return
+        units = rate * write_units(max(item_size(each.before), item_size(each.new)))
+        usage.write += units
+        usage.refused += units
+        bill.partitions.append((each.name, partition(each.table, each.key), "write", units))
+
+    def count(self, bill):
+        """Add a settled bill to the tables' counters and take its units from the partitions' buckets."""
+        for table, usage in bill.usage.items():
+            counters = self.counters(table)
+            counters["ConsumedReadCapacityUnits"] += usage.read
+            counters["ConsumedWriteCapacityUnits"] += usage.write
+            counters["WriteUnitsOnRefusedWrites"] += usage.refused
+            counters["IndexReadCapacityUnits"] += usage.index_read
+            counters["IndexWriteCapacityUnits"] += usage.index_write
+            counters["Requests"] += 1
+        if self.limits:
+            now = time.monotonic()
+            for table, key, kind, units in bill.partitions:
+                if kind in self.limits:
+                    self.bucket(table, key, kind, now)[0] -= units
+
+    def bucket(self, table, key, kind, now):
+        """[units left, when] of one partition key value's bucket, refilled up to now."""
+        limit = self.limits[kind]
+        bucket = self.buckets.setdefault((table, key, kind), [limit, now])
+        bucket[0] = min(limit, bucket[0] + (now - bucket[1]) * limit)
+        bucket[1] = now
+        return bucket
+
+    def conflict(self, target, params):
+        """Count a request refused or cancelled for a TransactionConflict."""
+        name = params.get("TableName") or next(
+            (body.get("TableName") for action in params.get("TransactItems", []) if isinstance(action, dict)
+             for body in action.values() if isinstance(body, dict)), None)
+        if isinstance(name, str):
+            self.counters(name)["TransactionConflict"] += 1
+
+    def throttled(self, target, params):
+        """(status, body) throttling this request when a partition it names has no units left, else None."""
+        if target not in THROTTLED:
+            return None
+        try:
+            found = touches(target, params)
+        except (LookupError, TypeError, AttributeError, ValueError):
+            return None  # a malformed request: moto refuses it
+        now = time.monotonic()
+        for each in found:
+            kind = "read" if each.kind in ("get", "check") else "write"
+            if kind in self.limits and self.bucket(each.name, partition(each.table, each.key), kind, now)[0] <= 0:
+                self.counters(each.name)["ThrottledRequests"] += 1
+                return throttle_answer(each.table, kind)
+        return None
+
+
+def throttle_answer(table, kind):
+    """DynamoDB's answer to a request throttled on a hot partition key value of `table`."""
+    code, message = ON_DEMAND_THROTTLED if table.billing_mode == "PAY_PER_REQUEST" else PROVISIONED_THROTTLED
+    reason = f"Table{kind.capitalize()}KeyRangeThroughputExceeded"
+    return 400, {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message,
+                 "ThrottlingReasons": [{"reason": reason, "resource": table.table_arn}]}
+
+
+def answered(bill, payload):
+    """The answer with DynamoDB's ConsumedCapacity for the level asked."""
+    level, transactional = bill.params["ReturnConsumedCapacity"], bill.target.startswith("Transact")
+    answer = json.loads(payload)
+    entries = [capacity_answer(name, usage, level, transactional) for name, usage in bill.usage.items()]
+    if bill.target in SINGLE:
+        answer["ConsumedCapacity"] = entries[0]
+    else:
+        answer["ConsumedCapacity"] = entries
+    return json.dumps(answer).encode()
