@@ -190,7 +190,7 @@ def test_tables_number_orders_and_outcomes_as_the_figure_does_and_never_cut_a_st
     orders = explore({"alice": racy(table), "bob": racy(table)}, counter(table), lambda _: views(table) == 2)
     shown = order_table(orders, wrote=lambda results: results["alice"])
     figure = plots.orders(orders, "lose an update")
-    rows = next(trace.y for trace in figure.data if trace.mode == "text")
+    rows = next(trace.y for trace in figure.data if trace.type == "scatter" and trace.mode == "text")
     assert [f"order {n}" for n in shown.index] == list(rows)
     assert list(outcome_counts(orders, str).index) == list(range(1, len(outcome_counts(orders, str)) + 1))
     whole = "alice: GetItem → bob: GetItem → alice: PutItem → bob: PutItem"
