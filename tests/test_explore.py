@@ -362,7 +362,7 @@ def test_the_step_through_panel_shows_the_next_requests_the_steps_the_state_and_
         panel.step("bob")
         assert panel.verdict == "all done: alice → 1, bob → 1 · the invariant is BROKEN"
         assert panel.state["views"] == 1
-        assert panel.schedules.options[0][0].startswith("broken: alice: GetItem → bob: GetItem")
+        assert panel.schedules.options[0][0].startswith("order 2 · broken: alice: GetItem → bob: GetItem")
         panel.replay(orders["schedule"][0])
         assert panel.verdict.endswith("the invariant holds") and panel.state["views"] == 2
         panel.buttons["bob"].click()
