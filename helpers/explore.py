@@ -837,8 +837,23 @@ def describe(result):
     return repr(trace.plain(result))
 
 
+def numbered(table, noun):
+    """`table` with its rows numbered from 1 under `noun` ("order"), as plots.orders names its rows."""
+    return table.set_axis(pd.RangeIndex(1, len(table) + 1, name=noun))
+
+
 def outcome_counts(frame, outcome):
-    """How many schedules end in each outcome(results), as a DataFrame with the verdict beside it."""
+    """How many schedules end in each outcome(results), as a DataFrame with the verdict beside it; its rows are
+    numbered as plots.orders numbers outcomes when it draws one row per outcome."""
     outcomes = frame["results"].map(outcome)
     counts = frame.assign(outcome=outcomes).groupby(["outcome", "ok"], sort=False).size()
-    return counts.rename("orders").reset_index()
+    return numbered(counts.rename("orders").reset_index(), "outcome")
+
+
+def order_table(frame, **columns):
+    """One row per order, numbered as plots.orders numbers them: its steps in full, then each of `columns`
+    (name=function of the order's results), then the verdict."""
+    table = pd.DataFrame({"steps": frame["steps"].map(" → ".join),
+                          **{name: frame["results"].map(column) for name, column in columns.items()},
+                          "ok": frame["ok"]})
+    return numbered(table, "order")

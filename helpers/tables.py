@@ -9,6 +9,9 @@ from .trace import plain, tracing
 
 DEFINITIONS = Path(__file__).resolve().parent.parent / "data" / "tables.json"
 
+# Tables show every cell in full: a step cut short ("alice: UpdateI...") hides what the row is about.
+pd.set_option("display.max_colwidth", None)
+
 
 def table_definitions():
     """The lab's table catalogue: name -> CreateTable arguments."""

@@ -415,12 +415,13 @@ class StepThrough:
 
 
 def schedule_options(orders):
-    """Dropdown entries (text, schedule) for an exploration's orders, the broken ones first."""
+    """Dropdown entries (text, schedule) for an exploration's orders, the broken ones first, each named by its
+    number in the orders figure and table ("order 2 · broken: ...")."""
     if orders is None:
         return []
-    ranked = orders.sort_values("ok", kind="stable")
-    return [(f"{'broken' if not ok else 'holds'}: {' → '.join(steps)}", schedule)
-            for steps, schedule, ok in zip(ranked["steps"], ranked["schedule"], ranked["ok"])]
+    ranked = explore.numbered(orders, "order").sort_values("ok", kind="stable")
+    return [(f"order {number} · {'broken' if not ok else 'holds'}: {' → '.join(steps)}", schedule)
+            for number, steps, schedule, ok in zip(ranked.index, ranked["steps"], ranked["schedule"], ranked["ok"])]
 
 
 def step_through(clients, reset, check=None, show=None, orders=None, title="You are the scheduler",

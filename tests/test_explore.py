@@ -11,7 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers import fresh_table, plots
-from helpers.explore import ExplorationError, Stepper, explore, replay
+from helpers.explore import ExplorationError, Stepper, explore, order_table, outcome_counts, replay
 from helpers.knobs import set_knobs
 from helpers.widgets import step_through
 
@@ -186,6 +186,17 @@ def test_the_same_scenario_gives_the_same_orders_every_time(table):
     assert first["results"][1] == {"alice": 1, "bob": 1}
 
 
+def test_tables_number_orders_and_outcomes_as_the_figure_does_and_never_cut_a_step_short(table):
+    orders = explore({"alice": racy(table), "bob": racy(table)}, counter(table), lambda _: views(table) == 2)
+    shown = order_table(orders, wrote=lambda results: results["alice"])
+    figure = plots.orders(orders, "lose an update")
+    rows = next(trace.y for trace in figure.data if trace.type == "scatter" and trace.mode == "text")
+    assert [f"order {n}" for n in shown.index] == list(rows)
+    assert list(outcome_counts(orders, str).index) == list(range(1, len(outcome_counts(orders, str)) + 1))
+    whole = "alice: GetItem → bob: GetItem → alice: PutItem → bob: PutItem"
+    assert whole in repr(shown) and whole in shown._repr_html_()
+
+
 def test_the_point_of_no_return_is_the_second_read(table):
     orders = explore({"alice": racy(table), "bob": racy(table)}, counter(table), lambda _: views(table) == 2)
     assert list(orders["doomed_at"]) == [-1, 1, 1, 1, 1, -1]
@@ -351,7 +362,7 @@ def test_the_step_through_panel_shows_the_next_requests_the_steps_the_state_and_
         panel.step("bob")
         assert panel.verdict == "all done: alice → 1, bob → 1 · the invariant is BROKEN"
         assert panel.state["views"] == 1
-        assert panel.schedules.options[0][0].startswith("broken: alice: GetItem → bob: GetItem")
+        assert panel.schedules.options[0][0].startswith("order 2 · broken: alice: GetItem → bob: GetItem")
         panel.replay(orders["schedule"][0])
         assert panel.verdict.endswith("the invariant holds") and panel.state["views"] == 2
         panel.buttons["bob"].click()
