@@ -287,3 +287,27 @@ def test_every_checker_names_the_error_a_function_that_swallows_everything_hid(l
         report = check(swallowing(solution))
         assert not report.passed
         assert report.message.startswith(hidden_missing_table(exercise))
+
+
+def transfer_leaving_more_than_zero(table, source, target, amount):
+    """Broken: `balance > :a` on the source refuses a transfer that empties it."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=[
+            {"Update": {"TableName": table.name, "Key": account_key(source), "UpdateExpression": "SET balance = balance - :a",
+                        "ConditionExpression": "balance > :a", "ExpressionAttributeValues": {":a": amount}}},
+            {"Update": {"TableName": table.name, "Key": account_key(target), "UpdateExpression": "SET balance = balance + :a",
+                        "ConditionExpression": "#s = :open", "ExpressionAttributeNames": {"#s": "status"},
+                        "ExpressionAttributeValues": {":a": amount, ":open": "open"}}}])
+        return True
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "TransactionCanceledException":
+            raise
+        return False
+
+
+def test_a_transfer_that_cannot_empty_its_source_is_caught(lab):
+    report = check_transfer(transfer_leaving_more_than_zero)
+    assert not report.passed
+    assert report.message.startswith("a transfer of 100 from A (holding 100) to B (holding 100) returned False; it must "
+                                     "go through. Check the condition on A: a transfer may leave exactly 0")
+    assert report.message.endswith("(one call at a time)")

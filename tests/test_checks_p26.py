@@ -198,3 +198,46 @@ def test_the_notebooks_claim_handle_solution_passes(lab):
     report = check_claim_handle(claim_solution)
     assert report.passed, report.message
     assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+
+
+def sign_up_sentinel_then_profile(table, user_id, email):
+    """Broken: the sentinel and the profile in two requests; a crash between them leaves an orphan sentinel."""
+    try:
+        table.put_item(Item={"PK": f"EMAIL#{email.lower()}", "SK": "EMAIL", "user_id": user_id},
+                       ConditionExpression="attribute_not_exists(PK)")
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+    table.put_item(Item={"PK": f"USER#{user_id}", "SK": "PROFILE", "email": email})
+    return True
+
+
+def claim_handle_refusing_everyone(table, user_id, handle):
+    """Broken: the profile condition `attribute_exists(handle)` refuses every first claim."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": table.name, "Item": {**handle_key(handle), "user_id": user_id},
+                     "ConditionExpression": "attribute_not_exists(PK)"}},
+            {"Update": {"TableName": table.name, "Key": {"PK": f"USER#{user_id}", "SK": "PROFILE"},
+                        "UpdateExpression": "SET handle = :h", "ConditionExpression": "attribute_exists(handle)",
+                        "ExpressionAttributeValues": {":h": handle}}}])
+        return True
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "TransactionCanceledException":
+            raise
+        return False
+
+
+def test_a_sentinel_and_profile_written_apart_are_caught_by_a_crash_between_them(lab):
+    report = check_sign_up_user(sign_up_sentinel_then_profile)
+    assert not report.passed
+    assert report.message.startswith("alice: PutItem (then the client crashes): the sentinel EMAIL#neo@example.com "
+                                     "names user 'u0', whose profile does not have that address. Why: u0's call "
+                                     "crashed between its writes")
+
+
+def test_a_claim_that_refuses_every_handle_is_caught(lab):
+    report = check_claim_handle(claim_handle_refusing_everyone)
+    assert not report.passed
+    assert report.message.startswith("u0, with no handle yet, claimed the free handle 'Neo' and was answered False")

@@ -249,3 +249,36 @@ def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab,
     report = checker(swallowing(solution, answer))
     assert not report.passed
     assert report.message.startswith(hidden_missing_table(exercise, answer))
+
+
+def charge_once_for_the_first_request_only(table, request_id, amount):
+    """Broken: attribute_not_exists(requestIds) refuses every request after the first, not just its copies."""
+    try:
+        table.update_item(Key={"PK": "ACCOUNT#alice", "SK": "LEDGER"},
+                          UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a ADD requestIds :ids",
+                          ConditionExpression="attribute_not_exists(requestIds)", ExpressionAttributeNames={"#t": "total"},
+                          ExpressionAttributeValues={":c": [amount], ":a": amount, ":ids": {request_id}})
+    except ClientError as error:
+        if not refused(error):
+            raise
+
+
+def charge_once_per_amount(table, request_id, amount):
+    """Broken: deduplicates on the amount, so a second request of the same amount is never charged."""
+    try:
+        table.update_item(Key={"PK": "ACCOUNT#alice", "SK": "LEDGER"},
+                          UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a",
+                          ConditionExpression="NOT contains(charges, :a)", ExpressionAttributeNames={"#t": "total"},
+                          ExpressionAttributeValues={":c": [amount], ":a": amount})
+    except ClientError as error:
+        if not refused(error):
+            raise
+
+
+@pytest.mark.parametrize("charge_once", [charge_once_for_the_first_request_only, charge_once_per_amount])
+def test_a_charge_deduplicated_on_the_wrong_thing_is_caught(lab, charge_once):
+    report = check_charge_once(charge_once)
+    assert not report.passed
+    assert report.message.startswith("requests (req-0 of 50, req-1 of 50, req-2 of 20), each sent twice, left "
+                                     "charges [50")
+    assert "a request was refused as a duplicate though it was not one" in report.message
