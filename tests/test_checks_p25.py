@@ -242,8 +242,9 @@ def test_change_seat_checked_in_code_double_books_a_seat_naming_the_order(lab):
     assert not report.passed
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> alice: UpdateItem -> "
-        "bob: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: booking b1 says seat 7A, but seat 7A is held by b2 "
-        "(in 40 of the 46 orders in which alice and bob's requests can reach DynamoDB)")
+        "bob: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: booking b1 says seat 7A, but seat 7A is held by b2, "
+        "after the calls on it: b1 1A->7A answered True; b2 2A->7A answered True (in 40 of the 46 orders in which "
+        "alice and bob's requests can reach DynamoDB)")
 
 
 def test_a_transactional_seat_change_passes(lab):
@@ -255,7 +256,9 @@ def test_a_transactional_seat_change_passes(lab):
 def test_a_seat_change_in_guarded_steps_is_caught_leaving_a_seat_held(lab):
     report = check_change_seat(change_seat_in_guarded_steps)
     assert not report.passed
-    assert report.message == "seat 10A is held by b5, whose booking says seat 5A (with 5 concurrent calls)"
+    assert report.message.startswith("seat 10A is held by b5, whose booking says seat 5A, after the calls on it: b5 "
+                                     "6A->10A answered ")
+    assert report.message.endswith("(with 5 concurrent calls)")
 
 
 def test_a_seat_change_that_swallows_every_error_is_told_which_error_it_hid(lab):

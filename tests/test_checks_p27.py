@@ -51,8 +51,8 @@ def in_every_order(problem, lab):
 
 def charged_every_copy(lab):
     """What a charge without a key leaves after two copies (and, on the lab server, one SDK retry)."""
-    return ("one request of 50 left charges [50, 50, 50] (total 150)" if lab.kind == "embedded"
-            else "one request of 50 left charges [50, 50] (total 100)")
+    return ("one request (req-0 of 50), sent twice, left charges [50, 50, 50] (total 150)" if lab.kind == "embedded"
+            else "one request (req-0 of 50), sent twice, left charges [50, 50] (total 100)")
 
 
 @pytest.mark.stress
@@ -72,7 +72,7 @@ def test_a_charge_that_raises_for_a_duplicate_is_caught(lab):
     report = check_charge_once(charge_that_raises_on_duplicates)
     assert not report.passed
     assert report.message == in_every_order(
-        "charge_once raised 'ConditionalCheckFailedException'; a duplicate must be answered, not raised", lab)
+        "charge_once raised ConditionalCheckFailedException: The conditional request failed; a duplicate must be answered, not raised", lab)
 
 
 def claim_then_charge(table, request_id, amount, charge_card, in_progress=RuntimeError, mark=True):
@@ -279,6 +279,6 @@ def charge_once_per_amount(table, request_id, amount):
 def test_a_charge_deduplicated_on_the_wrong_thing_is_caught(lab, charge_once):
     report = check_charge_once(charge_once)
     assert not report.passed
-    assert report.message.startswith("requests (req-0 of 50, req-1 of 50, req-2 of 20), each sent twice, left "
-                                     "charges [50")
+    assert report.message.startswith("requests (req-0 of 50, req-1 of 50, req-2 of 20), 5 calls in all, left "
+                                     "charges [")
     assert "a request was refused as a duplicate though it was not one" in report.message

@@ -311,8 +311,8 @@ def test_a_null_holder_taken_for_a_missing_one_is_named(lab):
 def test_a_reservation_refused_at_exactly_zero_is_caught(lab):
     report = check_reserve(reserve_refusing_the_last)
     assert not report.passed
-    assert report.message.startswith("1 of 4 buyers were turned away with 3 in stock: a reservation that leaves "
-                                     "exactly 0 must succeed (stock >= :q, not stock > :q) (with ")
+    assert report.message == ("3 of 5 buyers were turned away with 3 in stock: a reservation that leaves exactly 0 "
+                              "must succeed (stock >= :q, not stock > :q) (with 5 concurrent calls)")
 
 
 def test_a_withdrawal_refused_at_exactly_zero_is_caught(lab):

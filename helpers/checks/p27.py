@@ -66,8 +66,10 @@ def check_charge_once(charge_once):
         wanted = sorted(requests.values())
         if sorted(ledger["charges"]) != wanted or ledger["total"] != sum(wanted):
             sent = ", ".join(f"{request_id} of {amount}" for request_id, amount in requests.items())
-            return (f"{'requests' if len(requests) > 1 else 'one request'} ({sent}), each sent {times(len(log) // len(requests))}, "
-                    f"left charges {ledger['charges']} (total {ledger['total']}){missed(ledger['charges'], wanted)}")
+            sent = (f"requests ({sent}), {len(log)} calls in all," if len(requests) > 1
+                    else f"one request ({sent}), sent {times(len(log))},")
+            return (f"{sent} left charges {ledger['charges']} (total {ledger['total']})"
+                    f"{missed(ledger['charges'], wanted)}")
         return None
 
     with knobs(lab, quiet=True) if losing else nullcontext():
