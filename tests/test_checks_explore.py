@@ -1,7 +1,8 @@
 """Every checker's first stage runs the learner's function in every order and reports the first failing one exactly."""
 import pytest
+from botocore.exceptions import ClientError
 
-from helpers.checks import attack
+from helpers.checks import attack, first_request_spread, run_at_once
 from helpers.tables import fresh_table
 from support import hidden_missing_table
 
@@ -144,3 +145,51 @@ def test_an_eventually_consistent_read_before_a_version_checked_write_passes_it_
     strong = check_increment(versioned_increment)
     explored = int(report.message.split("in all ")[1].split(" ")[0])
     assert explored > int(strong.message.split("in all ")[1].split(" ")[0])
+
+
+def at_most_one_increment(table):
+    """Increments that stop at 1: a conditional ADD, refused (and answered None) once the counter is 1, else 1."""
+    try:
+        add_increment_if_zero(table)
+        return 1
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return None
+
+
+def add_increment_if_zero(table):
+    table.update_item(Key=KEY, UpdateExpression="ADD #v :one", ConditionExpression="#v = :zero",
+                      ExpressionAttributeNames={"#v": "views"}, ExpressionAttributeValues={":one": 1, ":zero": 0})
+
+
+def test_a_run_logs_none_as_none_beside_numbers(lab):
+    log = run_at_once(at_most_one_increment, [(fresh_counter(),)] * 3)
+    assert sorted(log["result"], key=str) == [1, None, None]
+
+
+def test_the_first_requests_of_a_run_leave_within_one_requests_time(lab):
+    table = fresh_counter()
+    measured = [first_request_spread(run_at_once(add_increment, [(table,)] * 50)) for _ in range(3)]
+    assert all(len(run) == 2 for run in measured)
+    assert any(spread < request for spread, request in measured), measured
+
+
+def test_a_crash_between_two_writes_is_explored_when_asked_and_the_crashed_client_was_told_nothing(lab):
+    seen = []
+
+    def two_writes(table):
+        add_increment(table)
+        add_increment(table)
+
+    def both_or_neither(table, log):
+        seen.append(list(log["crashed"]))
+        views = table.get_item(Key=KEY, ConsistentRead=True)["Item"]["views"]
+        return None if views % 2 == 0 else f"views at {views}: a client stopped between its two increments"
+
+    report = attack("two_writes", two_writes, fresh_counter, lambda table, n: [(table,)] * n, both_or_neither,
+                    sizes=(2,), tries=1, orders_of=1, faults=("crash",))
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem (then the client crashes): views at 1: a client stopped "
+                                     "between its two increments")
+    assert [True] in seen and [False] in seen

@@ -66,8 +66,8 @@ def spend_that_says_yes_when_refused(table, amount):
 
 
 def spend_checked_in_code_for_small_amounts(table, amount):
-    """Broken only below 5 credits a spend: the exhaustive stage (spends of 6) cannot see it, the stress stage must."""
-    if amount >= 5:
+    """Broken only below 6 credits a spend: the exhaustive stage (spends of 6) cannot see it, the stress stage must."""
+    if amount >= 6:
         return spend(table, amount)
     if table.get_item(Key=WALLET)["Item"]["credits"] < amount:
         return False
@@ -121,7 +121,7 @@ def test_the_stress_stage_catches_what_two_calls_cannot_show_with_the_overdrawn_
     report = check_spend(spend_checked_in_code_for_small_amounts)
     assert not report.passed
     assert report.message.startswith("credits -")
-    assert "accepted spends of 3 from 10 (with " in report.message
+    assert "accepted spends of 5 from 10 (with " in report.message
 
 
 def test_the_notebooks_solutions_pass(lab):
@@ -134,8 +134,8 @@ def test_the_notebooks_solutions_pass(lab):
 def test_a_refusal_that_escapes_as_an_exception_is_reported(lab):
     report = check_register(register_that_lets_the_refusal_escape)
     assert not report.passed
-    assert report.message.startswith("alice: PutItem -> bob: PutItem: register raised "
-                                     "'ConditionalCheckFailedException' instead of returning False (in 2 of the 2 ")
+    assert report.message.startswith("alice: PutItem -> bob: PutItem: register raised ConditionalCheckFailedException: "
+                                     "The conditional request failed (instead of returning False) (in 2 of the 2 ")
 
 
 def test_saying_yes_to_a_refused_spend_is_caught(lab):
@@ -203,3 +203,36 @@ def test_a_redemption_keyed_by_the_coupon_alone_is_caught(lab):
     assert not report.passed
     assert report.message.startswith("alice: PutItem -> bob: PutItem: ana got the SAVE10 discount once (order-1); "
                                      "the table records it for no order")
+
+
+def spend_refusing_what_leaves_zero(table, amount):
+    """Broken: `credits > :a` refuses the spend that would leave exactly 0."""
+    try:
+        table.update_item(Key=WALLET, UpdateExpression="SET credits = credits - :a", ConditionExpression="credits > :a",
+                          ExpressionAttributeValues={":a": amount})
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def spend_with_a_typo(table, amount):
+    """Broken: `+` is not an UpdateExpression operator here, so DynamoDB refuses the request itself."""
+    table.update_item(Key=WALLET, UpdateExpression="SET credits = :a + credits - :a - :a",
+                      ConditionExpression="credits >= :a + :a", ExpressionAttributeValues={":a": amount})
+    return True
+
+
+def test_a_spend_that_refuses_to_leave_zero_is_caught_at_the_boundary(lab):
+    report = check_spend(spend_refusing_what_leaves_zero)
+    assert not report.passed
+    assert report.message == ("only 1 of 2 spends of 5 were accepted from 10 credits, though 2 fit; 5 credits were "
+                              "left: a spend that leaves exactly 0 must be accepted (credits >= :a, not credits > :a) "
+                              "(with 2 concurrent calls)")
+
+
+def test_raised_carries_dynamodbs_message(lab):
+    report = check_spend(spend_with_a_typo)
+    assert not report.passed
+    assert "spend raised ValidationException: Invalid ConditionExpression: Syntax error; token: \"+\"" in report.message

@@ -242,8 +242,9 @@ def test_change_seat_checked_in_code_double_books_a_seat_naming_the_order(lab):
     assert not report.passed
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> alice: UpdateItem -> "
-        "bob: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: booking b1 says seat 7A, but seat 7A is held by b2 "
-        "(in 40 of the 46 orders in which alice and bob's requests can reach DynamoDB)")
+        "bob: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: booking b1 says seat 7A, but seat 7A is held by b2, "
+        "after the calls on it: b1 1A->7A answered True; b2 2A->7A answered True (in 40 of the 46 orders in which "
+        "alice and bob's requests can reach DynamoDB)")
 
 
 def test_a_transactional_seat_change_passes(lab):
@@ -255,7 +256,9 @@ def test_a_transactional_seat_change_passes(lab):
 def test_a_seat_change_in_guarded_steps_is_caught_leaving_a_seat_held(lab):
     report = check_change_seat(change_seat_in_guarded_steps)
     assert not report.passed
-    assert report.message == "seat 10A is held by b5, whose booking says seat 5A (with 5 concurrent calls)"
+    assert report.message.startswith("seat 10A is held by b5, whose booking says seat 5A, after the calls on it: b5 "
+                                     "6A->10A answered ")
+    assert report.message.endswith("(with 5 concurrent calls)")
 
 
 def test_a_seat_change_that_swallows_every_error_is_told_which_error_it_hid(lab):
@@ -287,3 +290,27 @@ def test_every_checker_names_the_error_a_function_that_swallows_everything_hid(l
         report = check(swallowing(solution))
         assert not report.passed
         assert report.message.startswith(hidden_missing_table(exercise))
+
+
+def transfer_leaving_more_than_zero(table, source, target, amount):
+    """Broken: `balance > :a` on the source refuses a transfer that empties it."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=[
+            {"Update": {"TableName": table.name, "Key": account_key(source), "UpdateExpression": "SET balance = balance - :a",
+                        "ConditionExpression": "balance > :a", "ExpressionAttributeValues": {":a": amount}}},
+            {"Update": {"TableName": table.name, "Key": account_key(target), "UpdateExpression": "SET balance = balance + :a",
+                        "ConditionExpression": "#s = :open", "ExpressionAttributeNames": {"#s": "status"},
+                        "ExpressionAttributeValues": {":a": amount, ":open": "open"}}}])
+        return True
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "TransactionCanceledException":
+            raise
+        return False
+
+
+def test_a_transfer_that_cannot_empty_its_source_is_caught(lab):
+    report = check_transfer(transfer_leaving_more_than_zero)
+    assert not report.passed
+    assert report.message.startswith("a transfer of 100 from A (holding 100) to B (holding 100) returned False; it must "
+                                     "go through. Check the condition on A: a transfer may leave exactly 0")
+    assert report.message.endswith("(one call at a time)")

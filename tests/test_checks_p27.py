@@ -51,8 +51,8 @@ def in_every_order(problem, lab):
 
 def charged_every_copy(lab):
     """What a charge without a key leaves after two copies (and, on the lab server, one SDK retry)."""
-    return ("one request of 50 left charges [50, 50, 50] (total 150)" if lab.kind == "embedded"
-            else "one request of 50 left charges [50, 50] (total 100)")
+    return ("one request (req-0 of 50), sent twice, left charges [50, 50, 50] (total 150)" if lab.kind == "embedded"
+            else "one request (req-0 of 50), sent twice, left charges [50, 50] (total 100)")
 
 
 @pytest.mark.stress
@@ -72,7 +72,7 @@ def test_a_charge_that_raises_for_a_duplicate_is_caught(lab):
     report = check_charge_once(charge_that_raises_on_duplicates)
     assert not report.passed
     assert report.message == in_every_order(
-        "charge_once raised 'ConditionalCheckFailedException'; a duplicate must be answered, not raised", lab)
+        "charge_once raised ConditionalCheckFailedException: The conditional request failed; a duplicate must be answered, not raised", lab)
 
 
 def claim_then_charge(table, request_id, amount, charge_card, in_progress=RuntimeError, mark=True):
@@ -249,3 +249,36 @@ def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab,
     report = checker(swallowing(solution, answer))
     assert not report.passed
     assert report.message.startswith(hidden_missing_table(exercise, answer))
+
+
+def charge_once_for_the_first_request_only(table, request_id, amount):
+    """Broken: attribute_not_exists(requestIds) refuses every request after the first, not just its copies."""
+    try:
+        table.update_item(Key={"PK": "ACCOUNT#alice", "SK": "LEDGER"},
+                          UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a ADD requestIds :ids",
+                          ConditionExpression="attribute_not_exists(requestIds)", ExpressionAttributeNames={"#t": "total"},
+                          ExpressionAttributeValues={":c": [amount], ":a": amount, ":ids": {request_id}})
+    except ClientError as error:
+        if not refused(error):
+            raise
+
+
+def charge_once_per_amount(table, request_id, amount):
+    """Broken: deduplicates on the amount, so a second request of the same amount is never charged."""
+    try:
+        table.update_item(Key={"PK": "ACCOUNT#alice", "SK": "LEDGER"},
+                          UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a",
+                          ConditionExpression="NOT contains(charges, :a)", ExpressionAttributeNames={"#t": "total"},
+                          ExpressionAttributeValues={":c": [amount], ":a": amount})
+    except ClientError as error:
+        if not refused(error):
+            raise
+
+
+@pytest.mark.parametrize("charge_once", [charge_once_for_the_first_request_only, charge_once_per_amount])
+def test_a_charge_deduplicated_on_the_wrong_thing_is_caught(lab, charge_once):
+    report = check_charge_once(charge_once)
+    assert not report.passed
+    assert report.message.startswith("requests (req-0 of 50, req-1 of 50, req-2 of 20), 5 calls in all, left "
+                                     "charges [")
+    assert "a request was refused as a duplicate though it was not one" in report.message

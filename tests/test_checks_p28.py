@@ -116,8 +116,8 @@ def test_a_register_that_raises_for_a_taken_email_is_caught():
 
     report = check_register(raises)
     assert not report.passed
-    assert report.message == ("alice: TransactWriteItems -> bob: TransactWriteItems: register raised 'LookupError: "
-                              "neo@x.com is taken' instead of returning False (in 2 of the 2 orders in which alice and "
+    assert report.message == ("alice: TransactWriteItems -> bob: TransactWriteItems: register raised LookupError: "
+                              "neo@x.com is taken (instead of returning False) (in 2 of the 2 orders in which alice and "
                               "bob's requests can reach DynamoDB)")
 
 

@@ -101,7 +101,8 @@ def test_a_write_that_raises_when_refused_is_caught():
     report = check_write_fenced(raises)
     assert not report.passed
     assert report.message == ("alice: PutItem -> bob: PutItem: a late write with token 1 after token 2 was "
-                              f"answered 'ConditionalCheckFailedException' and left 'report 2' (in 2 of the 2 {ORDERS}")
+                              "answered 'ConditionalCheckFailedException: The conditional request failed' and left "
+                              f"'report 2' (in 2 of the 2 {ORDERS}")
 
 
 @pytest.mark.stress
@@ -203,3 +204,24 @@ def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab,
     report = checker(swallowing(solution, hidden))
     assert not report.passed
     assert report.message.startswith(hidden_missing_table(checker.__name__[len('check_'):], hidden)), report.message
+
+
+def write_fenced_strictly_newer(table, token, text):
+    """Broken: `fence < :token` refuses the lock holder's own second write with its token."""
+    try:
+        table.put_item(Item={"PK": "REPORT#invoice-run", "SK": "REPORT", "fence": token, "text": text},
+                       ConditionExpression="attribute_not_exists(fence) OR fence < :token",
+                       ExpressionAttributeValues={":token": token})
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def test_a_fence_that_refuses_the_holders_second_write_is_caught(lab):
+    report = check_write_fenced(write_fenced_strictly_newer)
+    assert not report.passed
+    assert report.message.startswith("alice: PutItem -> bob: PutItem: the holder of token 2 wrote a second time with the "
+                                     "same token and was answered False, leaving 'report 2': the lock holder's own next "
+                                     "write must be accepted (fence <= :token, not fence < :token) (in 2 of the 2 ")

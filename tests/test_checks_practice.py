@@ -251,3 +251,79 @@ def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab,
     report = checker(swallowing(correct))
     assert not report.passed
     assert report.message.startswith(hidden_missing_table(EXERCISE_NAMES[checker]))
+
+
+def book_seat_if_no_holder_attribute(table, seat, who):
+    """Broken: the free seat is stored with holder: NULL, and a NULL attribute exists."""
+    try:
+        table.update_item(Key=SEAT, UpdateExpression="SET holder = :who", ConditionExpression="attribute_not_exists(holder)",
+                          ExpressionAttributeValues={":who": who})
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def reserve_refusing_the_last(table, sku, qty):
+    """Broken: `stock > :q` refuses the reservation that takes the last units."""
+    try:
+        return table.update_item(Key=STOCK, UpdateExpression="SET stock = stock - :q", ConditionExpression="stock > :q",
+                                 ExpressionAttributeValues={":q": qty}, ReturnValues="UPDATED_NEW")["Attributes"]["stock"]
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return None
+
+
+def withdraw_refusing_to_empty(table, amount):
+    """Broken: `balance > :amt` refuses the withdrawal that empties the wallet."""
+    try:
+        table.update_item(Key=WALLET, UpdateExpression="SET balance = balance - :amt", ConditionExpression="balance > :amt",
+                          ExpressionAttributeValues={":amt": amount})
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def withdraw_read_then_put(table, amount):
+    """Broken: the condition stops an overdraw, but the write sets the balance it computed from an earlier read."""
+    balance = table.get_item(Key=WALLET, ConsistentRead=True)["Item"]["balance"]
+    try:
+        table.update_item(Key=WALLET, UpdateExpression="SET balance = :left", ConditionExpression="balance >= :amt",
+                          ExpressionAttributeValues={":left": balance - amount, ":amt": amount})
+        return True
+    except ClientError as error:
+        if not refused(error):
+            raise
+        return False
+
+
+def test_a_null_holder_taken_for_a_missing_one_is_named(lab):
+    report = check_book_seat(book_seat_if_no_holder_attribute)
+    assert not report.passed
+    assert "nobody holds seat 14C after 2 booking attempts, each told it is taken. Why: the free seat is stored with " \
+           "holder: NULL, and a NULL attribute exists" in report.message
+
+
+def test_a_reservation_refused_at_exactly_zero_is_caught(lab):
+    report = check_reserve(reserve_refusing_the_last)
+    assert not report.passed
+    assert report.message == ("3 of 5 buyers were turned away with 3 in stock: a reservation that leaves exactly 0 "
+                              "must succeed (stock >= :q, not stock > :q) (with 5 concurrent calls)")
+
+
+def test_a_withdrawal_refused_at_exactly_zero_is_caught(lab):
+    report = check_withdraw(withdraw_refusing_to_empty)
+    assert not report.passed
+    assert report.message == ("1 of 2 withdrawals of 50 from a balance of 100 were paid; exactly 2 can be: a "
+                              "withdrawal that leaves exactly 0 must be paid (balance >= :amt, not balance > :amt) "
+                              "(with 2 concurrent calls)")
+
+
+def test_a_lost_update_shows_when_two_withdrawals_fit(lab):
+    report = check_withdraw(withdraw_read_then_put)
+    assert not report.passed
+    assert "(a lost update)" in report.message

@@ -94,17 +94,19 @@ class Scenario:
         self.calls = list(self.arguments(self.state))
 
     def log(self, results):
-        """The results of one schedule as the log an invariant reads (as run_at_once logs a run)."""
+        """The results of one schedule as the log an invariant reads (as run_at_once logs a run); a client that
+        crashed was told nothing: its result and error are None, its `crashed` True."""
         rows = []
         for i, (name, result) in enumerate(results.items()):
-            error = None
-            if isinstance(result, ClientError):
-                result, error = None, result.response["Error"]["Code"]
+            error, crashed = None, isinstance(result, explore.Crashed)
+            if crashed:
+                result = None
             elif isinstance(result, Exception):
-                result, error = None, f"{type(result).__name__}: {result}"
-            rows.append({"call": i, "args": self.calls[i], "result": result, "error": error,
-                         "start_ms": float("nan"), "end_ms": float("nan")})
-        return pd.DataFrame(rows)
+                result, error = None, error_words(result)
+            rows.append({"call": i, "args": self.calls[i], "result": result, "error": error, "crashed": crashed,
+                         "start_ms": float("nan"), "end_ms": float("nan"), "sent_ms": float("nan"),
+                         "answered_ms": float("nan")})
+        return log_frame(rows)
 
     def check(self, results):
         """True when the invariant holds after this schedule; the problem is kept for the report."""
@@ -117,8 +119,9 @@ class Scenario:
 
 
 def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES,
-               consistency=explore.DEFAULT_CONSISTENCY):
-    """Run the calls `arguments(state)` in every order; a failing Report for the plainest order that breaks, or None.
+               consistency=explore.DEFAULT_CONSISTENCY, faults=()):
+    """Run the calls `arguments(state)` in every order (and with `faults`, every lost response and crash the explorer
+    can make); a failing Report for the plainest order that breaks, or None.
 
     Returns (report or None, how many orders held, as words to end the passing message with).
     """
@@ -132,7 +135,7 @@ def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explor
         return held
 
     orders = explore.explore(scenario.clients, scenario.reset, check, max_schedules=max_orders,
-                             consistency=consistency)
+                             consistency=consistency, faults=faults)
     if orders["ok"].all():
         return None, f", and in all {len(orders)} orders of the exhaustive stage"
     place = min(orders.index[~orders["ok"]], key=lambda row: plainness(orders["schedule"][row]))
@@ -183,7 +186,7 @@ def cause(order):
 
 
 def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES, orders_of=2, explore_setup=None,
-           max_orders=explore.MAX_SCHEDULES, consistency=explore.DEFAULT_CONSISTENCY):
+           max_orders=explore.MAX_SCHEDULES, consistency=explore.DEFAULT_CONSISTENCY, faults=(), probe=None):
     """Explore `learner` in every order, then fire calls(n) at it concurrently for growing n; report the first break.
 
     setup() -> state; calls(state, n) -> list of argument tuples; invariant(state, log) -> None or a message.
@@ -194,13 +197,16 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
     the attack as weak as DynamoDB: the exhaustive stage explores the consistency model (helpers.explore) and the
     stress stage runs with as_weak_as_dynamodb, each run starting from setup()'s state on every copy, as if it had
     been there a while; "strong" (the default until every checker's scenarios are re-derived) does neither.
+    faults: ("lost_response", "crash") or either, for the exhaustive stage to explore those too (a crashed client's
+    log row has `crashed` True and was told nothing). probe(state) -> None or a message: calls made one at a time on
+    a fresh setup() after the stress stage, that must succeed (liveness: a boundary a correct function reaches).
     """
     if not callable(learner):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {learner!r}.")
     arguments = orders_of if callable(orders_of) else (lambda state: calls(state, orders_of))
     try:
         report, explored = exhaustive(exercise, learner, explore_setup or setup, arguments, invariant, max_orders,
-                                      consistency)
+                                      consistency, faults)
     except explore.TooManyOrders as error:
         report, explored = None, f"; the exhaustive stage did not run: {error}"
     if report:
@@ -216,6 +222,10 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
                 if problem:
                     calls_word = "call" if n == 1 else "calls"
                     return Report(exercise, False, f"{problem} (with {n} concurrent {calls_word})", n, log)
+    with tracing(False):
+        refused = probe(setup()) if probe else None
+    if refused:
+        return Report(exercise, False, f"{refused} (one call at a time)", 1, log)
     hidden = hidden_error(exercise, learner, setup, calls)
     if hidden:
         return Report(exercise, False, hidden, 1, log)
@@ -256,30 +266,137 @@ def hidden_error(exercise, learner, setup, calls):
             "ConditionalCheckFailedException, and let every other error raise)")
 
 
+def error_words(failure):
+    """What a call raised, as a report says it: DynamoDB's code and message ('ValidationException: Invalid ...'),
+    or the exception's type and text."""
+    if isinstance(failure, ClientError):
+        error = failure.response.get("Error", {})
+        code, message = error.get("Code", type(failure).__name__), error.get("Message")
+        return f"{code}: {message}" if message else code
+    return f"{type(failure).__name__}: {failure}"
+
+
+def first_error(log):
+    """The first error a call of the run raised, in words, or None."""
+    errors = log["error"].dropna()
+    return errors.iloc[0] if len(errors) else None
+
+
+def log_frame(rows):
+    """A run's log as a DataFrame whose results stay Python values: a None stays None, never pandas' NaN."""
+    frame = pd.DataFrame(rows)
+    for column in ("args", "result", "error"):
+        frame[column] = pd.Series([row[column] for row in rows], dtype=object)
+    return frame
+
+
+GATE_ID = "lab-checks-gate"
+GATED = threading.local()  # on a run_at_once thread: .gate (its Gate) and .call (its call's number)
+
+
+class Gate:
+    """Holds each call's first request until every call of the run has one ready (or has finished without one), so
+    the first requests leave together: a Barrier before the call would release threads that then take turns on the
+    GIL preparing their requests, spreading them over many requests' time."""
+
+    def __init__(self, n):
+        self.lock = threading.Lock()
+        self.waiting = n
+        self.open = threading.Event()
+        self.arrived, self.sent, self.answered = set(), {}, {}
+
+    def arrive(self, call):
+        """Count `call` as ready (once); the last to arrive opens the gate."""
+        with self.lock:
+            if call in self.arrived:
+                return
+            self.arrived.add(call)
+            self.waiting -= 1
+            if not self.waiting:
+                self.open.set()
+
+    def hold(self, call):
+        """Before `call`'s first request: wait until every call is ready, then note when the request left."""
+        if call in self.sent:
+            return
+        self.arrive(call)
+        self.open.wait(GATE_TIMEOUT)
+        self.sent[call] = time.perf_counter()
+
+    def answer(self, call):
+        """After an answer: note when `call`'s first request was answered."""
+        self.answered.setdefault(call, time.perf_counter())
+
+
+GATE_TIMEOUT = 30
+
+
+def hold_first_request(**_):
+    """botocore before-send hook: on a run_at_once thread, hold the call's first request at its gate."""
+    gate = getattr(GATED, "gate", None)
+    if gate is not None:
+        gate.hold(GATED.call)
+
+
+def note_first_answer(**_):
+    """botocore needs-retry hook (after each attempt): note when the call's first request was answered."""
+    gate = getattr(GATED, "gate", None)
+    if gate is not None:
+        gate.answer(GATED.call)
+
+
+def install_gate(arguments):
+    """Register the gate's hooks on the boto3 client of every table (or client) among the calls' arguments."""
+    for args in arguments:
+        for argument in args:
+            client = argument.meta.client if is_table(argument) else argument
+            events = getattr(getattr(client, "meta", None), "events", None)
+            if events is not None and hasattr(client, "_service_model"):
+                events.register("before-send.dynamodb", hold_first_request, unique_id=f"{GATE_ID}-hold")
+                events.register("needs-retry.dynamodb", note_first_answer, unique_id=f"{GATE_ID}-answer")
+
+
 def run_at_once(learner, arguments):
-    """Call learner(*args) for every args on its own thread, released together; return a log."""
-    start = threading.Barrier(len(arguments))
+    """Call learner(*args) for every args on its own thread, their first requests released together; return a log.
+
+    The log has a row per call: its args, result, error (in words), and in ms since the threads were started:
+    start_ms and end_ms of the call, sent_ms and answered_ms of its first request (NaN if it sent none).
+    """
+    install_gate(arguments)
+    gate = Gate(len(arguments))
     rows = [None] * len(arguments)
     origin = time.perf_counter()
 
+    def since(moment):
+        """ms from the start of the run to `moment` (NaN if None)."""
+        return float("nan") if moment is None else (moment - origin) * 1000
+
     def one(i, args):
-        start.wait()
+        GATED.gate, GATED.call = gate, i
         began = time.perf_counter()
         try:
             result, error = learner(*args), None
-        except ClientError as failure:
-            result, error = None, failure.response["Error"]["Code"]
         except Exception as failure:  # a learner's bug is a finding, not a crash of the checker
-            result, error = None, f"{type(failure).__name__}: {failure}"
-        rows[i] = {"call": i, "args": args, "result": result, "error": error,
-                   "start_ms": (began - origin) * 1000, "end_ms": (time.perf_counter() - origin) * 1000}
+            result, error = None, error_words(failure)
+        finally:
+            gate.arrive(i)
+            GATED.gate = None
+        rows[i] = {"call": i, "args": args, "result": result, "error": error, "crashed": False,
+                   "start_ms": since(began), "end_ms": since(time.perf_counter()),
+                   "sent_ms": since(gate.sent.get(i)), "answered_ms": since(gate.answered.get(i))}
 
     threads = [threading.Thread(target=one, args=(i, args)) for i, args in enumerate(arguments)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return pd.DataFrame(rows)
+    return log_frame(rows)
+
+
+def first_request_spread(log):
+    """(how far apart the calls' first requests left, the median time one of them took to be answered), in ms."""
+    sent = log["sent_ms"].dropna()
+    return sent.max() - sent.min(), (log["answered_ms"] - log["sent_ms"]).median()
 
 
 def run_timeline(log, title):

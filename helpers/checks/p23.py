@@ -21,7 +21,7 @@ def fresh_account():
 def raised(log):
     """The first error a call raised, as a message, or None."""
     errors = log["error"].dropna()
-    return f"a call raised {errors.iloc[0]!r}" if len(errors) else None
+    return f"a call raised {errors.iloc[0]}" if len(errors) else None
 
 
 def ledger_problem(table, writes, balance):

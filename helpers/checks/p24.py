@@ -25,7 +25,7 @@ def check_buy(buy):
     def invariant(state, log):
         table, starting = state
         if log["error"].notna().any():
-            return f"buy raised {log['error'].dropna().iloc[0]!r} instead of returning False"
+            return f"buy raised {log['error'].dropna().iloc[0]} (instead of returning False)"
         sold = int((log["result"] == True).sum())  # noqa: E712  (True, not just truthy)
         stock = table.get_item(Key=STOCK, ConsistentRead=True)["Item"]["stock"]
         if stock != starting - sold or sold != min(len(log), starting):
@@ -44,7 +44,7 @@ def check_next_invoice(next_invoice):
 
     def invariant(table, log):
         if log["error"].notna().any():
-            return f"next_invoice raised {log['error'].dropna().iloc[0]!r}"
+            return f"next_invoice raised {log['error'].dropna().iloc[0]}"
         odd = [r for r in log["result"] if not isinstance(r, (int, Decimal)) or isinstance(r, bool)]
         if odd:
             return f"next_invoice returned {odd[0]!r}; return the new number itself"
@@ -95,7 +95,7 @@ def check_allow(allow):
     def invariant(state, log):
         table, counted = state
         if log["error"].notna().any():
-            return f"allow raised {log['error'].dropna().iloc[0]!r} instead of returning True or False"
+            return f"allow raised {log['error'].dropna().iloc[0]} (instead of returning True or False)"
         if not log["result"].map(lambda r: isinstance(r, bool)).all():
             return "allow must return True or False"
         groups = {}

@@ -24,7 +24,7 @@ def order_key(order_id):
 def raised(log):
     """The first error a call raised, as a message, or None."""
     errors = log["error"].dropna()
-    return f"a call raised {errors.iloc[0]!r}" if len(errors) else None
+    return f"a call raised {errors.iloc[0]}" if len(errors) else None
 
 
 def fresh_accounts():
@@ -72,7 +72,25 @@ def check_transfer(transfer):
             return f"the balances {balances} do not match the transfers that returned True ({expected})"
         return None
 
-    return attack("transfer", transfer, fresh_accounts, transfers, invariant, orders_of=two_transfers_from_a)
+    def boundaries(table):
+        """A transfer that empties A exactly, then one larger than A's new balance into A: both must go through."""
+        for source, target, amount in (("A", "B", 100), ("B", "A", 150)):
+            before = {name: table.get_item(Key=account_key(name), ConsistentRead=True)["Item"]["balance"]
+                      for name in (source, target)}
+            moved = transfer(table, source, target, amount)
+            if moved is not True:
+                return (f"a transfer of {amount} from {source} (holding {before[source]}) to {target} (holding "
+                        f"{before[target]}) returned {moved!r}; it must go through. {over_refusal(source, target)}")
+        return None
+
+    return attack("transfer", transfer, fresh_accounts, transfers, invariant, orders_of=two_transfers_from_a,
+                  probe=boundaries)
+
+
+def over_refusal(source, target):
+    """Why a transfer that fits was refused, as likely causes."""
+    return (f"Check the condition on {source}: a transfer may leave exactly 0 (balance >= :a, not balance > :a); and "
+            f"{target} needs no balance condition, only that it is open")
 
 
 def fresh_shop():
@@ -112,8 +130,18 @@ def check_place_order_once(place_order_once):
 
     # Two calls are one order o0 sent twice (orders(table, 2)): the retry must not take stock again.
     # As weak as DynamoDB: a retried order can meet its own first attempt still in flight (TransactionConflict).
+    def the_last_widgets(table):
+        """Orders of 4 then 6 from 10 in stock: the second takes exactly what is left and must be placed."""
+        for order_id, qty in (("big-1", 4), ("big-2", 6)):
+            left = table.get_item(Key=STOCK, ConsistentRead=True)["Item"]["stock"]
+            placed = place_order_once(table, order_id, qty)
+            if placed is not True:
+                return (f"an order of {qty} with {left} in stock returned {placed!r}; it must be placed (an order may "
+                        "take the last widget: stock >= :q, not stock > :q)")
+        return None
+
     return attack("place_order_once", place_order_once, fresh_shop, orders, invariant, orders_of=2,
-                  consistency="dynamodb")
+                  consistency="dynamodb", probe=the_last_widgets)
 
 
 SEATED = {f"b{n}": f"{n}A" for n in range(1, 7)}  # booking -> the seat it holds at the start
@@ -180,6 +208,14 @@ def seating(table):
     return bookings, holders
 
 
+def calls_on(log, seat):
+    """The calls that moved a booking into or out of `seat`, and what each was answered, in words."""
+    words = [f"{booking} {from_seat}->{to_seat} answered {'an error' if error else repr(moved)}"
+             for (_, booking, from_seat, to_seat), moved, error in zip(log["args"], log["result"], log["error"])
+             if seat in (from_seat, to_seat)]
+    return "the calls on it: " + "; ".join(words) if words else f"no call on {seat}"
+
+
 def check_change_seat(change_seat):
     """Attack change_seat(table, booking, from_seat, to_seat): every booking holds exactly the seat it names."""
     def invariant(table, log):
@@ -190,10 +226,12 @@ def check_change_seat(change_seat):
         bookings, holders = seating(table)
         for booking, seat in bookings.items():
             if holders[seat] != booking:
-                return f"booking {booking} says seat {seat}, but seat {seat} is held by {holders[seat]}"
+                return (f"booking {booking} says seat {seat}, but seat {seat} is held by {holders[seat] or 'nobody'}, "
+                        f"after {calls_on(log, seat)}")
         for seat, holder in holders.items():
             if holder is not None and bookings[holder] != seat:
-                return f"seat {seat} is held by {holder}, whose booking says seat {bookings[holder]}"
+                return (f"seat {seat} is held by {holder}, whose booking says seat {bookings[holder]}, after "
+                        f"{calls_on(log, seat)}")
         for (_, booking, from_seat, to_seat), moved in zip(log["args"], log["result"]):
             if moved and bookings[booking] != to_seat:
                 return f"a call moving {booking} to {to_seat} returned True, but {booking} is in {bookings[booking]}"

@@ -22,7 +22,7 @@ def sentinel_key(email):
 def raised(log):
     """The first error a call raised, as a message, or None."""
     errors = log["error"].dropna()
-    return f"a call raised {errors.iloc[0]!r}" if len(errors) else None
+    return f"a call raised {errors.iloc[0]}" if len(errors) else None
 
 
 def winners(log):
@@ -55,21 +55,36 @@ def contested_calls(table, n):
     return [(table, f"u{i}", SPELLINGS[i % len(SPELLINGS)]) for i in range(n)]
 
 
+def crashed(log):
+    """The user ids whose call crashed (after one of its requests was applied): they were told nothing."""
+    return [args[1] for args, gone in zip(log["args"], log["crashed"]) if gone]
+
+
+def split_write(log, problem):
+    """The problem, with its cause when a call crashed between two writes that belong together."""
+    if problem and crashed(log):
+        return (f"{problem}. Why: {crashed(log)[0]}'s call crashed between its writes, leaving half a sign-up: write "
+                "the profile and the sentinel in one TransactWriteItems, so they happen together or not at all")
+    return problem
+
+
 def check_sign_up_user(sign_up_user):
-    """Attack sign_up_user(table, user_id, email): two users claim one address in two spellings, in every order,
-    then many at once."""
+    """Attack sign_up_user(table, user_id, email): two users claim one address in two spellings, in every order and
+    with a crash after any write, then many at once."""
     def invariant(table, log):
         if raised(log):
             return raised(log)
         won = winners(log)
-        if len(won) != 1:
+        if len(won) > 1 or not (won or crashed(log)):
             return f"{len(won)} users were told they got {CONTESTED} ({', '.join(won) or 'nobody'})"
         sentinel = table.get_item(Key=sentinel_key(CONTESTED), ConsistentRead=True).get("Item", {})
-        if sentinel.get("user_id") != won[0]:
+        if won and sentinel.get("user_id") != won[0]:
             return f"{won[0]} won, but the sentinel {sentinel_key(CONTESTED)['PK']} names {sentinel.get('user_id')!r}"
-        return table_problem(table)
+        return split_write(log, table_problem(table))
 
-    return attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), contested_calls, invariant)
+    # A crash after any write: a sentinel and a profile written in two requests leave half a sign-up.
+    return attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), contested_calls, invariant,
+                  faults=("crash",))
 
 
 def fresh_users(n=50):
@@ -162,5 +177,15 @@ def check_claim_handle(claim_handle):
         """u0 claims Neo and trinity at once: at most one may be his."""
         return [(table, "u0", "Neo"), (table, "u0", "trinity")]
 
+    def free_handles(table):
+        """u0 claims Neo, then u1 claims trinity: each handle is free and each user has none, so both must succeed."""
+        for user_id, handle in (("u0", "Neo"), ("u1", "trinity")):
+            claimed = claim_handle(table, user_id, handle)
+            if claimed is not True:
+                return (f"{user_id}, with no handle yet, claimed the free handle {handle!r} and was answered "
+                        f"{claimed!r}; it must succeed (does a condition on the profile refuse every claim? A "
+                        "profile with no handle has no handle attribute)")
+        return None
+
     return attack("claim_handle", claim_handle, fresh_accounts, claims, invariant, orders_of=one_user_two_handles,
-                  explore_setup=lambda: fresh_accounts(1))
+                  explore_setup=lambda: fresh_accounts(1), probe=free_handles)

@@ -14,6 +14,7 @@ from . import TRIES, attack, run_at_once
 TABLE = "p27-idempotency-keys"
 LEDGER = {"PK": "ACCOUNT#alice", "SK": "LEDGER"}
 AMOUNT = 50
+AMOUNTS = (AMOUNT, AMOUNT, 20)  # two requests of the same amount: a duplicate is the id, not the amount
 
 
 class Card:
@@ -36,8 +37,8 @@ def first_error(log):
 
 
 def check_charge_once(charge_once):
-    """Attack charge_once(table, request_id, amount): two copies of one request in every order, then copies at
-    once; on the lab server the first UpdateItem's response is lost (in every order, and in the first run of
+    """Attack charge_once(table, request_id, amount): two copies of one request in every order, then two copies of
+    each of several requests (two of them for the same amount) at once; on the lab server the first UpdateItem's response is lost (in every order, and in the first run of
     each size), so the SDK resends it. The ledger must hold the charge once."""
     if not callable(charge_once):
         raise TypeError(f"Pass your function itself (e.g. charge_once), not {charge_once!r}.")
@@ -59,15 +60,33 @@ def check_charge_once(charge_once):
     def invariant(table, log):
         error = first_error(log)
         if error:
-            return f"charge_once raised {error!r}; a duplicate must be answered, not raised"
+            return f"charge_once raised {error}; a duplicate must be answered, not raised"
         ledger = plain(table.get_item(Key=LEDGER, ConsistentRead=True)["Item"])
-        if ledger["charges"] != [AMOUNT] or ledger["total"] != AMOUNT:
-            return f"one request of {AMOUNT} left charges {ledger['charges']} (total {ledger['total']})"
+        requests = dict(sorted({args[1]: args[2] for args in log["args"]}.items()))
+        wanted = sorted(requests.values())
+        if sorted(ledger["charges"]) != wanted or ledger["total"] != sum(wanted):
+            sent = ", ".join(f"{request_id} of {amount}" for request_id, amount in requests.items())
+            sent = (f"requests ({sent}), {len(log)} calls in all," if len(requests) > 1
+                    else f"one request ({sent}), sent {times(len(log))},")
+            return (f"{sent} left charges {ledger['charges']} (total {ledger['total']})"
+                    f"{missed(ledger['charges'], wanted)}")
         return None
 
     with knobs(lab, quiet=True) if losing else nullcontext():
-        return attack("charge_once", charge_once, setup,
-                      lambda table, n: [(table, "req-1", AMOUNT)] * n, invariant, explore_setup=lambda: ledger(True))
+        return attack("charge_once", charge_once, setup, charge_requests, invariant, explore_setup=lambda: ledger(True))
+
+
+def charge_requests(table, n):
+    """n calls, each request sent twice: req-0 and req-1 of 50 each, req-2 of 20, req-3 of 50, ..."""
+    return [(table, f"req-{i // 2}", AMOUNTS[(i // 2) % len(AMOUNTS)]) for i in range(n)]
+
+
+def missed(charges, wanted):
+    """Why some requests were never charged, when that is what happened; else ''."""
+    if len(charges) >= len(wanted):
+        return ""
+    return (": a request was refused as a duplicate though it was not one. Deduplicate on the request id alone (not "
+            "the amount), and only that id: NOT contains(requestIds, :id), not attribute_not_exists(requestIds)")
 
 
 CLAIM = "ConditionExpression"  # a piece of every conditional write's body: the knob loses the first claim's answer
@@ -106,7 +125,7 @@ def check_handle(handle):
         charge = {"chargeId": "ch_1", "amount": AMOUNT}
         raised = [e for e in log["error"].dropna() if not e.startswith("RuntimeError")]
         if raised:
-            return f"handle raised {raised[0]!r}; only RuntimeError ('retry later') may be raised"
+            return f"handle raised {raised[0]}; only RuntimeError ('retry later') may be raised"
         answers = [plain(r) for r, e in zip(log["result"], log["error"]) if e is None]
         if any(answer != charge for answer in answers):
             wrong = next(answer for answer in answers if answer != charge)
@@ -144,7 +163,7 @@ def check_on_order_paid(on_order_paid):
     def invariant(table, log):
         error = first_error(log)
         if error:
-            return f"on_order_paid raised {error!r}; a duplicate delivery must be answered, not raised"
+            return f"on_order_paid raised {error}; a duplicate delivery must be answered, not raised"
         for order_id, calls in log.groupby(log["args"].map(lambda args: args[2]), sort=True):
             shipments = table.query(KeyConditionExpression=Key("PK").eq(f"ORDER#{order_id}"),
                                     ConsistentRead=True)["Items"]

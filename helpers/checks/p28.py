@@ -50,7 +50,7 @@ def check_find_user(find_user):
     def invariant(table, log):
         errors = log["error"].dropna()
         if len(errors):
-            return f"find_user raised {errors.iloc[0]!r}"
+            return f"find_user raised {errors.iloc[0]}"
         missed = [(args[1], result) for args, result in zip(log["args"], log["result"])
                   if not any(item.get("GSI1SK") == f"USER#{args[1]}" for item in result or [])]
         if missed:
@@ -69,7 +69,7 @@ def check_register(register):
     def invariant(table, log):
         errors = log["error"].dropna()
         if len(errors):
-            return f"register raised {errors.iloc[0]!r} instead of returning False"
+            return f"register raised {errors.iloc[0]} (instead of returning False)"
         told = sorted(args[1] for args, result in zip(log["args"], log["result"]) if result is True)
         holders = table.scan(FilterExpression=Attr("GSI1PK").eq(f"EMAIL#{EMAIL}"), ConsistentRead=True)["Items"]
         owners = sorted(item["PK"] for item in holders)
@@ -121,7 +121,7 @@ def check_assign_ticket(assign_ticket):
     def invariant(table, log):
         errors = log["error"].dropna()
         if len(errors):
-            return f"assign_ticket raised {errors.iloc[0]!r}"
+            return f"assign_ticket raised {errors.iloc[0]}"
         tickets = {item["ticket"]: item.get("assignee") for item in table.scan(ConsistentRead=True)["Items"]
                    if item["PK"].startswith("TICKET#")}
         results = [None if result is None or result != result else result for result in log["result"]]  # NaN: None

@@ -16,7 +16,7 @@ def one_winner(table, log, when):
     """None if exactly one caller was told it holds the lock and the lock item names it; else what went wrong."""
     errors = log["error"].dropna()
     if len(errors):
-        return f"acquire raised {errors.iloc[0]!r} {when}"
+        return f"acquire raised {errors.iloc[0]} {when}"
     winners = sorted(args[2] for args, result in zip(log["args"], log["result"]) if result is True)
     owner = table.get_item(Key=LOCK, ConsistentRead=True).get("Item", {}).get("owner")
     if len(winners) != 1 or winners != [owner]:
@@ -45,7 +45,7 @@ def check_acquire(acquire):
             return problem
         early = run_at_once(acquire, [(table, NAME, f"early-{i}", 1001) for i in range(n)])
         if early["error"].notna().any():
-            return f"acquire raised {early['error'].dropna().iloc[0]!r} at now=1001"
+            return f"acquire raised {early['error'].dropna().iloc[0]} at now=1001"
         taken = int((early["result"] == True).sum())  # noqa: E712  (True, not just truthy)
         if taken:
             return f"{taken} of {n} workers took the lock at now=1001 while its lease ran to 1002"
@@ -58,21 +58,28 @@ def check_acquire(acquire):
                   explore_setup=expired_lock)
 
 
+def answers(log):
+    """What each token's write was answered, in words: 'the writes were answered: token 1 True, token 2 False'."""
+    told = sorted((args[1], error or repr(result)) for args, result, error in zip(log["args"], log["result"], log["error"]))
+    return "the writes were answered: " + ", ".join(f"token {token} {answer}" for token, answer in told)
+
+
 def check_write_fenced(write_fenced):
     """Attack write_fenced(table, token, text): holders of tokens 1 and 2 write in every order, then holders with
     tokens 1..n at once in random order; the report must end with the highest token, and a late write with
-    token 1 must be refused and change nothing."""
+    token 1 must be refused and change nothing, and a second write with the newest token must be accepted."""
     def calls(table, n):
         return [(table, token, f"report {token}") for token in random.sample(range(1, n + 1), n)]
 
     def invariant(table, log):
         errors = log["error"].dropna()
         if len(errors):
-            return f"write_fenced raised {errors.iloc[0]!r} instead of returning False"
+            return f"write_fenced raised {errors.iloc[0]} (instead of returning False)"
         n = len(log)
         report = table.get_item(Key=REPORT, ConsistentRead=True).get("Item", {})
         if report.get("fence") != n or report.get("text") != f"report {n}":
-            return f"after tokens 1 to {n} the report holds token {report.get('fence')} ({report.get('text')!r})"
+            stored = "no report" if not report else f"token {report.get('fence')} ({report.get('text')!r})"
+            return f"after tokens 1 to {n} the report holds {stored}; {answers(log)}"
         newest = [result for args, result in zip(log["args"], log["result"]) if args[1] == n]
         if newest != [True]:
             return f"the holder of the newest token {n} was answered {newest[0]!r}, not True"
@@ -82,6 +89,13 @@ def check_write_fenced(write_fenced):
         if error or result is not False or after != report:
             return (f"a late write with token 1 after token {n} was answered {error or result!r} "
                     f"and left {after.get('text')!r}")
+        again = run_at_once(write_fenced, [(table, n, f"report {n}, revised")])
+        result, error = next(zip(again["result"], again["error"]))
+        after = table.get_item(Key=REPORT, ConsistentRead=True).get("Item", {})
+        if error or result is not True or after.get("text") != f"report {n}, revised":
+            return (f"the holder of token {n} wrote a second time with the same token and was answered "
+                    f"{error or result!r}, leaving {after.get('text')!r}: the lock holder's own next write must be "
+                    "accepted (fence <= :token, not fence < :token)")
         return None
 
     return attack("write_fenced", write_fenced, lambda: fresh_table(TABLE), calls, invariant,
@@ -114,7 +128,7 @@ def check_claim_job(claim_job):
     def invariant(table, log):
         errors = log["error"].dropna()
         if len(errors):
-            return f"claim_job raised {errors.iloc[0]!r}"
+            return f"claim_job raised {errors.iloc[0]}"
         now = log["args"].iloc[0][3]
         claims = {item["PK"].split("#", 1)[1]: item for item in table.scan(ConsistentRead=True)["Items"]}
         results = [None if result is None or result != result else result for result in log["result"]]  # NaN: None

@@ -39,7 +39,7 @@ def first_exception(log, function, expected):
     """What went wrong when the learner's function raised instead of answering; None if it never did."""
     errors = log["error"].dropna()
     if len(errors):
-        return f"{function} raised {errors.iloc[0]!r} instead of returning {expected}"
+        return f"{function} raised {errors.iloc[0]} (instead of returning {expected})"
     return None
 
 
@@ -55,9 +55,10 @@ def seat_problem(table, log):
     problem = first_exception(log, "book_seat", "True or False")
     if problem:
         return problem
-    holder = table.get_item(Key=SEAT, ConsistentRead=True)["Item"].get("holder")
+    seat = table.get_item(Key=SEAT, ConsistentRead=True)["Item"]
+    holder = seat.get("holder")
     if holder is None:
-        return f"nobody holds seat 14C after {len(log)} booking attempts"
+        return f"nobody holds seat 14C after {len(log)} booking attempts{null_hint(seat, log)}"
     calls = calls_of(log)
     told_yes = sorted({call["args"][2] for call in calls if call["result"] is True})
     if told_yes != [holder]:
@@ -68,6 +69,15 @@ def seat_problem(table, log):
     if refused:
         return f"{holder} holds seat 14C but was told it is taken on {refused} of its {len(attempts)} attempts"
     return None
+
+
+def null_hint(seat, log):
+    """Why every booking of a free seat stored as holder: NULL was refused, when that is what happened; else ''."""
+    if "holder" not in seat or (log["result"] == True).any():  # noqa: E712  (True, not just truthy)
+        return ""
+    return (", each told it is taken. Why: the free seat is stored with holder: NULL, and a NULL attribute exists, so "
+            "attribute_not_exists(holder) is false for it. Test the value instead: holder = :null (with "
+            "{':null': None}), or attribute_type(holder, :NULL) with {':NULL': 'NULL'}")
 
 
 def check_book_seat(book_seat):
@@ -108,7 +118,8 @@ def check_signup(signup):
 
 
 def check_reserve(reserve):
-    """Attack reserve(table, sku, qty): buyers take 2 each from 9 in stock at once; never below 0, each told what is left."""
+    """Attack reserve(table, sku, qty): two buyers take 2 each from 9 in every order, then buyers take 3 each at once
+    (three fit, the third leaving exactly 0); never below 0, each told what is left."""
     def setup():
         table = fresh_table(CONDITIONS)
         table.put_item(Item={**STOCK, "stock": 9})
@@ -118,20 +129,25 @@ def check_reserve(reserve):
         problem = first_exception(log, "reserve", "the stock left, or None")
         if problem:
             return problem
+        qty = log["args"].iloc[0][2]
         stock = table.get_item(Key=STOCK, ConsistentRead=True)["Item"]["stock"]
         told = sorted(plain(call["result"]) for call in calls_of(log) if call["result"] is not None)
         if stock < 0:
-            return f"stock {stock} after {len(told)} reservations of 2 from 9"
-        if stock != 9 - 2 * len(told):
-            return f"stock {stock} after {len(told)} reservations of 2 from 9, which leave {9 - 2 * len(told)}"
-        if len(told) != min(len(log), 4):
-            return f"{len(log) - len(told)} of {len(log)} buyers were turned away with {stock} in stock"
-        expected = sorted(9 - 2 * k for k in range(1, len(told) + 1))
+            return f"stock {stock} after {len(told)} reservations of {qty} from 9"
+        if stock != 9 - qty * len(told):
+            return f"stock {stock} after {len(told)} reservations of {qty} from 9, which leave {9 - qty * len(told)}"
+        fit = min(len(log), 9 // qty)
+        if len(told) != fit:
+            why = (": a reservation that leaves exactly 0 must succeed (stock >= :q, not stock > :q)"
+                   if stock == qty else "")
+            return f"{len(log) - len(told)} of {len(log)} buyers were turned away with {stock} in stock{why}"
+        expected = sorted(9 - qty * k for k in range(1, len(told) + 1))
         if told != expected:
             return f"buyers were told {told} left; each must hear the stock its own reservation left ({expected})"
         return None
 
-    return attack("reserve", reserve, setup, lambda table, n: [(table, "KB-104", 2)] * n, invariant)
+    return attack("reserve", reserve, setup, lambda table, n: [(table, "KB-104", 3)] * n, invariant,
+                  orders_of=lambda table: [(table, "KB-104", 2)] * 2)
 
 
 def check_add_tag(add_tag):
@@ -175,23 +191,30 @@ def wallet_balance(table):
 
 
 def check_withdraw(withdraw):
-    """Attack withdraw(table, amount): withdrawals of 80 from 100 at once; never negative, every payout recorded."""
+    """Attack withdraw(table, amount): two withdrawals of 80 from 100 in every order (one fits), then withdrawals of
+    50 at once (two fit, the second leaving exactly 0); never negative, every payout recorded, none lost."""
     def invariant(table, log):
         problem = first_exception(log, "withdraw", "True or False")
         if problem:
             return problem
+        amount = log["args"].iloc[0][1]
         paid = sum(call["result"] is True for call in calls_of(log))
         balance = wallet_balance(table)
         if balance < 0:
-            return f"balance {balance} after {paid} withdrawals of 80 from 100"
-        if 100 - balance != 80 * paid:
-            return (f"{paid} withdrawals of 80 paid out {80 * paid} but the balance went down by {100 - balance} "
-                    "(a lost update)")
-        if paid != 1:
-            return f"{paid} of {len(log)} withdrawals of 80 from a balance of 100 were paid; exactly one can be"
+            return f"balance {balance} after {paid} withdrawals of {amount} from 100"
+        if 100 - balance != amount * paid:
+            return (f"{paid} withdrawals of {amount} paid out {amount * paid} but the balance went down by "
+                    f"{100 - balance} (a lost update)")
+        fit = min(len(log), 100 // amount)
+        if paid != fit:
+            why = (": a withdrawal that leaves exactly 0 must be paid (balance >= :amt, not balance > :amt)"
+                   if paid < fit and balance == amount else "")
+            return (f"{paid} of {len(log)} withdrawals of {amount} from a balance of 100 were paid; exactly {fit} "
+                    f"can be{why}")
         return None
 
-    return attack("withdraw", withdraw, fresh_wallet, lambda table, n: [(table, 80)] * n, invariant)
+    return attack("withdraw", withdraw, fresh_wallet, lambda table, n: [(table, 50)] * n, invariant,
+                  orders_of=lambda table: [(table, 80)] * 2)
 
 
 def check_withdraw_once(withdraw):
