@@ -91,7 +91,7 @@ def test_the_exhaustive_stage_catches_the_notebooks_starting_register_on_every_r
     assert not report.passed
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 users were told they own 'neo' "
-        "(user-0, user-1); the table says user-1 (in 4 of the 6 orders in which alice and bob's requests can "
+        "(alice, bob); the table says bob (in 4 of the 6 orders in which alice and bob's requests can "
         "reach DynamoDB)")
     assert report.schedule == ("alice", "bob", "alice", "bob")
     assert str(report).startswith("FAIL register: alice: GetItem -> ")

@@ -25,7 +25,8 @@ def check_register(register):
             return f"{len(winners)} users were told they own 'neo' ({', '.join(told) or 'nobody'}); the table says {owner}"
         return None
 
-    return attack("register", register, setup, lambda table, n: [(table, "neo", f"user-{i}") for i in range(n)], invariant)
+    return attack("register", register, setup, lambda table, n: [(table, "neo", f"user-{i}") for i in range(n)], invariant,
+                  orders_of=lambda table: [(table, "neo", who) for who in ("alice", "bob")])
 
 
 def check_spend(spend):
