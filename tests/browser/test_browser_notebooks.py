@@ -269,7 +269,7 @@ def play_atlas_replays(page, screenshots):
     problems = []
     for number, (cell, (order, told)) in enumerate(ATLAS_REPLAYS.items(), 1):
         replay.scroll_into_view_if_needed()
-        replay.locator("select").select_option(label=cell)
+        replay.locator("select").first.select_option(label=cell)
         replay.get_by_role("button", name="Replay").click()
         if not wait_until(page, ATLAS_DONE_JS, replay.element_handle(), RENDER_MS):
             problems.append(f"replaying {cell!r}: the panel never said 'all done'")
