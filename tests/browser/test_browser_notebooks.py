@@ -260,7 +260,8 @@ ATLAS_REPLAYS = {  # a red cell of the atlas: the order its Replay must play, st
          "bob ▶ GetItem {PK: 'PAIR', SK: 'x'} → {PK: 'PAIR', SK: 'x', n: 0, version: 1, owner: 'nobody'} "
          "(stale: {PK: 'PAIR', SK: 'x'} without alice's PutItem)"], "bob → 0"),
 }
-ATLAS_DONE_JS = """replay => [...replay.querySelectorAll('.widget-html')].some(html => html.textContent.startsWith('all done'))"""
+ATLAS_DONE_JS = """([replay, told]) => [...replay.querySelectorAll('.widget-html')]
+    .some(html => html.textContent.startsWith('all done') && html.textContent.includes(told))"""
 
 
 def play_atlas_replays(page, screenshots):
@@ -270,9 +271,9 @@ def play_atlas_replays(page, screenshots):
     for number, (cell, (order, told)) in enumerate(ATLAS_REPLAYS.items(), 1):
         replay.scroll_into_view_if_needed()
         replay.locator("select").first.select_option(label=cell)
-        replay.get_by_role("button", name="Replay").click()
-        if not wait_until(page, ATLAS_DONE_JS, replay.element_handle(), RENDER_MS):
-            problems.append(f"replaying {cell!r}: the panel never said 'all done'")
+        replay.get_by_role("button", name="Replay").first.click()
+        if not wait_until(page, ATLAS_DONE_JS, [replay.element_handle(), told], RENDER_MS):
+            problems.append(f"replaying {cell!r}: the panel never said 'all done: ... {told}'")
         panel = replay.locator(".lab-panel")
         steps = [" ".join(step.split()) for step in panel.locator("li").all_inner_texts()]
         if steps != order:
