@@ -4,6 +4,8 @@ its module fixtures), except that the browser's notebook runs, the slowest tests
 groups, each with its own JupyterLab, and that each test of the files in SPLIT_FILES is a group of its own."""
 from pathlib import Path
 
+import pytest
+
 NOTEBOOKS = sorted((Path(__file__).parent / "notebooks").glob("*.ipynb"))
 BROWSER_TEST = "tests/browser/test_browser_notebooks.py::test_notebook_runs_in_the_browser["
 BROWSER_GROUPS = 2
@@ -19,6 +21,7 @@ def group_of(nodeid):
     return nodeid if path in SPLIT_FILES else path
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """xdist's scope scheduler, with group_of as the scope of each test."""
     from xdist.scheduler import LoadScopeScheduling

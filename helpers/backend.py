@@ -16,7 +16,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError
 
-from . import trace
+from . import gate, trace
 from .knobs import knob_note
 
 ENDPOINT_VARIABLE = "AWS_ENDPOINT_URL_DYNAMODB"
@@ -172,6 +172,7 @@ def _make_lab(kind, endpoint, credentials, server=None):
     resource = session.resource("dynamodb", endpoint_url=endpoint, config=CLIENT_CONFIG)
     client = resource.meta.client
     client.meta.events.register("before-call.dynamodb", trace.on_call)
+    gate.attach(client)
     if server:
         client.meta.events.register("before-send.dynamodb", server.restart_if_stopped)
     if kind != "embedded":

@@ -186,3 +186,16 @@ def test_a_crash_between_two_writes_is_explored_when_asked_and_the_crashed_clien
     assert report.message.startswith("alice: UpdateItem (then the client crashes): views at 1: a client stopped "
                                      "between its two increments")
     assert [True] in seen and [False] in seen
+
+
+def test_calls_on_a_table_they_close_over_are_released_together_too(lab):
+    table = fresh_counter()
+
+    def read_then_write():
+        """A notebook's racy spend: the table comes from the notebook, not from the arguments."""
+        views = table.get_item(Key=KEY)["Item"]["views"]
+        table.put_item(Item={**KEY, "views": views + 1})
+
+    log = run_at_once(read_then_write, [()] * 10)
+    assert log["sent_ms"].notna().all(), "every call's first request went through the gate"
+    assert table.get_item(Key=KEY, ConsistentRead=True)["Item"]["views"] < 10, "ten reads before any write"

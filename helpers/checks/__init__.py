@@ -22,6 +22,7 @@ from botocore.exceptions import ClientError
 
 from .. import explore, plots
 from ..backend import connect
+from ..gate import GATED, Gate, attach as attach_gate
 from ..knobs import AS_WEAK_AS_DYNAMODB, knobs, settle_copies
 from ..trace import tracing
 from ..widgets import step_through
@@ -290,61 +291,6 @@ def log_frame(rows):
     return frame
 
 
-GATE_ID = "lab-checks-gate"
-GATED = threading.local()  # on a run_at_once thread: .gate (its Gate) and .call (its call's number)
-
-
-class Gate:
-    """Holds each call's first request until every call of the run has one ready (or has finished without one), so
-    the first requests leave together: a Barrier before the call would release threads that then take turns on the
-    GIL preparing their requests, spreading them over many requests' time."""
-
-    def __init__(self, n):
-        self.lock = threading.Lock()
-        self.waiting = n
-        self.open = threading.Event()
-        self.arrived, self.sent, self.answered = set(), {}, {}
-
-    def arrive(self, call):
-        """Count `call` as ready (once); the last to arrive opens the gate."""
-        with self.lock:
-            if call in self.arrived:
-                return
-            self.arrived.add(call)
-            self.waiting -= 1
-            if not self.waiting:
-                self.open.set()
-
-    def hold(self, call):
-        """Before `call`'s first request: wait until every call is ready, then note when the request left."""
-        if call in self.sent:
-            return
-        self.arrive(call)
-        self.open.wait(GATE_TIMEOUT)
-        self.sent[call] = time.perf_counter()
-
-    def answer(self, call):
-        """After an answer: note when `call`'s first request was answered."""
-        self.answered.setdefault(call, time.perf_counter())
-
-
-GATE_TIMEOUT = 30
-
-
-def hold_first_request(**_):
-    """botocore before-send hook: on a run_at_once thread, hold the call's first request at its gate."""
-    gate = getattr(GATED, "gate", None)
-    if gate is not None:
-        gate.hold(GATED.call)
-
-
-def note_first_answer(**_):
-    """botocore needs-retry hook (after each attempt): note when the call's first request was answered."""
-    gate = getattr(GATED, "gate", None)
-    if gate is not None:
-        gate.answer(GATED.call)
-
-
 def install_gate(arguments):
     """Register the gate's hooks on the boto3 client of every table (or client) among the calls' arguments."""
     for args in arguments:
@@ -352,8 +298,7 @@ def install_gate(arguments):
             client = argument.meta.client if is_table(argument) else argument
             events = getattr(getattr(client, "meta", None), "events", None)
             if events is not None and hasattr(client, "_service_model"):
-                events.register("before-send.dynamodb", hold_first_request, unique_id=f"{GATE_ID}-hold")
-                events.register("needs-retry.dynamodb", note_first_answer, unique_id=f"{GATE_ID}-answer")
+                attach_gate(client)
 
 
 def run_at_once(learner, arguments):
