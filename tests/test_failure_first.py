@@ -13,6 +13,7 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 PATTERN_CODE = {
     "22-conditional-writes": ("ConditionExpression",),
     "23-optimistic-locking": ("ConditionExpression",),
+    "24-atomic-counters": ("ADD",),
     "26-unique-constraints": ("transact_write_items",),
     "27-idempotency-keys": ("attribute_not_exists",),
     "28-gsi-eventual-consistency": ("query_gsi_until_found", "ConditionExpression"),
