@@ -34,8 +34,8 @@ def transactional_increment(table):
                 raise
 
 
-STRATEGIES = {"racy read-then-write": "racy", "version check, retry": "optimistic", "ADD": "add",
-              "TransactWriteItems, retry": transactional_increment}
+STRATEGIES = {**{races.LABELS[name]: name for name in ("racy", "optimistic", "add")},
+              "TransactWriteItems + retry": transactional_increment}
 
 
 def measured(name, result):

@@ -139,7 +139,7 @@ def check_server():
 
 
 def race_lost_updates():
-    """(updates lost by a racy read-then-write, updates lost by ADD), 10 threads x 50 operations each."""
+    """(updates lost by a racy read-then-put, updates lost by ADD), 10 threads x 50 operations each."""
     from helpers import fresh_table, tracing
     from helpers.races import TABLE, race
     with tracing(False):
@@ -153,17 +153,17 @@ def race_lost_updates():
 
 
 def check_race():
-    """A 10-thread race loses updates with read-then-write and loses none with ADD."""
+    """A 10-thread race loses updates with read-then-put and loses none with ADD."""
     try:
         racy, add = race_lost_updates()
     except Exception as error:  # a crash of the race is a finding of the preflight
         return Check("fail", f"the race did not run: {type(error).__name__}: {error}", f"reinstall: `{REINSTALL}`")
     if racy and not add:
-        return Check("ok", f"10-thread race: read-then-write lost {racy} updates, ADD lost none")
+        return Check("ok", f"10-thread race: read-then-put lost {racy} updates, ADD lost none")
     if add:
         return Check("fail", f"10-thread race: ADD lost {add} updates (it must lose none)",
                      "unset AWS_ENDPOINT_URL_DYNAMODB so the lab uses its embedded server, then run `make doctor`")
-    return Check("fail", f"10-thread race: read-then-write lost no updates in {RACE_ATTEMPTS} tries",
+    return Check("fail", f"10-thread race: read-then-put lost no updates in {RACE_ATTEMPTS} tries",
                  "close other heavy programs (the race needs threads to overlap) and run `make doctor` again")
 
 

@@ -8,8 +8,6 @@ from plotly.subplots import make_subplots
 from .explore import describe
 from .races import clobbers
 
-LABELS = {"racy": "read-then-put", "add": "ADD", "optimistic": "version check + retry",
-          "conditional floor": "ADD -1 with a floor"}
 WEBGL_FROM = 1_000
 CONNECT_UP_TO = 400
 COLOURS = {"expected": "#9e9e9e", "ok": "#2e7d32", "lost": "#c62828", "read": "#1565c0", "kept": "#2e7d32",
@@ -26,11 +24,6 @@ def whole_ticks(span):
     return max(1, math.ceil(span / 5))
 
 
-def label(race):
-    """How a strategy is named on a figure (your own function as name())."""
-    return LABELS.get(race.strategy, f"{race.strategy}()")
-
-
 def with_note(title, race):
     """A figure title, followed by the race's note ("stopped after 869 of 10,000 operations") when it has one."""
     return f"{title}<br><sup>{race.note}: the operations that completed</sup>" if race.note else title
@@ -38,7 +31,7 @@ def with_note(title, race):
 
 def expected_vs_final(*races):
     """Bars of expected and final value per race, with the lost updates written over each pair."""
-    names = [label(r) for r in races]
+    names = [r.label for r in races]
     figure = go.Figure([
         go.Bar(name="expected", x=names, y=[r.expected for r in races], marker_color=COLOURS["expected"],
                text=[r.expected for r in races], textposition="outside"),
@@ -143,7 +136,7 @@ def hover(rows, erased):
 
 def timeline_title(race):
     """The lesson of one race's timeline, in one line."""
-    who = f"{label(race)}, {race.threads} threads × {race.completed} operations"
+    who = f"{race.label}, {race.threads} threads × {race.completed} operations"
     if race.strategy == "racy" or race.lost:
         return (f"{who}: {race.lost} of {race.completed} updates were overwritten"
                 "<br><sup>○ read, then its write at the end of the grey line; red ✕ = a write based on a stale read,"

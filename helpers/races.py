@@ -28,6 +28,8 @@ COUNTER = {"PK": "POST#hello-world", "SK": "STATS"}
 TICKETS = {"PK": "TICKETS#gig", "SK": "COUNTER"}
 LIMITS = {"threads": (1, 64), "operations": (1, 10_000), "think_ms": (0, 50)}
 STRATEGIES = ("racy", "add", "optimistic", "conditional floor")
+LABELS = {"racy": "read-then-put", "add": "ADD", "optimistic": "version check + retry",
+          "conditional floor": "ADD -1 with a floor"}  # what a learner reads: dropdown, tables and charts
 JOIN_SLICE = 0.1
 STOP_WITHIN = 1.0
 CONDITION_FAILED = "ConditionalCheckFailedException"
@@ -184,9 +186,14 @@ class Race:
         """Operations refused for good (the floor held)."""
         return int((self.log["outcome"] == "refused").sum())
 
+    @property
+    def label(self):
+        """The strategy's name as the learner reads it: LABELS for a built-in, name() for your own function."""
+        return LABELS.get(self.strategy, f"{self.strategy}()")
+
     def summary(self):
         """One row for a summary table."""
-        return {"strategy": self.strategy, "threads": self.threads, "operations": self.operations,
+        return {"strategy": self.label, "threads": self.threads, "operations": self.operations,
                 "think ms": self.think_ms, "expected": self.expected, "final": self.final,
                 "lost updates": self.lost, "retries": self.retries, "refused": self.refused,
                 "seconds": round(self.seconds, 2)}

@@ -15,7 +15,7 @@ def test_the_doctor_passes_here_with_one_marked_line_per_check_and_a_line_for_th
     assert result.returncode == 0, result.stdout + result.stderr
     assert len(checks) == len(doctor.CHECKS) and all(LINE.match(line) for line in checks), result.stdout
     assert not [line for line in checks if line.startswith("[X]")]
-    assert any("read-then-write lost" in line and "ADD lost none" in line for line in checks)
+    assert any("read-then-put lost" in line and "ADD lost none" in line for line in checks)
     assert re.fullmatch(r"ready: Python 3\.\d+\.\d+, lab \S+, JupyterLab \S+, race OK", lines[-1])
 
 

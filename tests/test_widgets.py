@@ -111,8 +111,11 @@ def test_the_race_panel_runs_one_race_per_press_and_shows_plots_and_summary(lab)
     panel.wait(60)
     assert panel.error is None and panel.runs == 1
     *figures, summary = panel.last
-    assert summary["strategy"].tolist() == ["racy", "add"] and summary["operations"].tolist() == [400, 400]
-    assert summary.set_index("strategy").loc["add", "lost updates"] == 0
+    assert summary["strategy"].tolist() == ["read-then-put", "ADD"] and summary["operations"].tolist() == [400, 400]
+    assert summary.set_index("strategy").loc["ADD", "lost updates"] == 0
+    shown = {label: value for label, value in panel.controls["strategy"].options}
+    assert shown == {"read-then-put": "racy", "ADD": "add", "version check + retry": "optimistic",
+                     "ADD -1 with a floor": "conditional floor"}, "the dropdown names each strategy as its chart does"
     assert len(figures) == 2 and panel.bar.value == panel.bar.max == 800
     assert len(panel.output.outputs) == 3
 
@@ -128,7 +131,7 @@ def test_stop_in_the_race_panel_keeps_the_operations_that_completed_as_a_normal_
     panel.wait(10)
     assert panel.error is None and panel.status.value.startswith("stopped, partial result")
     *figures, summary = panel.last
-    assert summary["strategy"].tolist() == ["racy"]
+    assert summary["strategy"].tolist() == ["read-then-put"]
     note = figures[0].layout.title.text
     assert re.search(r"stopped after [\d,]+ of 10,000 operations: the operations that completed", note)
     assert 0 < summary["expected"].iloc[0] < 10_000
