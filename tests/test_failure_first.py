@@ -12,6 +12,7 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 # Notebook -> the names its pattern's code uses (whole words): none may run before the failure has been shown.
 PATTERN_CODE = {
     "22-conditional-writes": ("ConditionExpression",),
+    "25-transactions": ("transact_write_items",),
     "28-gsi-eventual-consistency": ("query_gsi_until_found", "ConditionExpression"),
     "29-distributed-locking": ("ConditionExpression",),
     "30-seat-booking": ("ConditionExpression",),
