@@ -14,6 +14,7 @@ PATTERN_CODE = {
     "22-conditional-writes": ("ConditionExpression",),
     "23-optimistic-locking": ("ConditionExpression",),
     "24-atomic-counters": ("ADD",),
+    "25-transactions": ("transact_write_items",),
     "26-unique-constraints": ("transact_write_items",),
     "27-idempotency-keys": ("attribute_not_exists",),
     "28-gsi-eventual-consistency": ("query_gsi_until_found", "ConditionExpression"),
