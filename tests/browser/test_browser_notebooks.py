@@ -284,7 +284,59 @@ def play_atlas_replays(page, screenshots):
     return problems
 
 
-PLAYS = {"30-seat-booking": play_double_booking,  # notebook: what a learner plays in it by hand, after Run All
+RACE_NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "24-atomic-counters.ipynb"
+DISCONNECTED_NOTE_JS = """cell => getComputedStyle(cell.querySelector('.lab-panel'), '::before').content
+    .includes('This panel belongs to a kernel that has restarted: run its cell again.')"""
+PROGRESS_MOVED_JS = """cell => [...cell.querySelectorAll('.progress-bar')]
+    .some(bar => parseFloat(bar.style.width) > 0)"""
+
+
+def type_into_slider(panel, description, value):
+    """Set a panel's slider by typing into its editable readout, as a learner can."""
+    readout = panel.locator(".widget-slider").filter(has_text=description).locator(".widget-readout")
+    readout.click()
+    readout.press("Control+A")
+    readout.type(str(value))
+    readout.press("Enter")
+
+
+def play_interrupt_and_restart(page, screenshots):
+    """In 24, start a long race from the race panel, interrupt the kernel, then restart it: the panel draws what ran
+    and says, after the restart, that it belongs to the old kernel."""
+    sources = ["".join(cell["source"]) if cell["cell_type"] == "code" else ""
+               for cell in json.loads(RACE_NOTEBOOK.read_text())["cells"]]
+    panel = page.locator(".jp-Notebook .jp-Cell").nth(next(i for i, source in enumerate(sources)
+                                                            if "race_panel()" in source))
+    panel.scroll_into_view_if_needed()
+    type_into_slider(panel, "operations", 10_000)
+    type_into_slider(panel, "think time", 20)
+    panel.get_by_role("button", name="Run").click()
+    page.wait_for_function(PROGRESS_MOVED_JS, arg=panel.element_handle(), timeout=RACE_MS, polling=100)
+    choose_menu_item(page, "Kernel", re.compile(r"^Interrupt Kernel"))
+    status = panel.locator(".widget-html").filter(has_text="interrupted, partial result")
+    try:
+        status.wait_for(timeout=RENDER_MS)
+        panel.locator(".widget-output .js-plotly-plot .main-svg").first.wait_for(timeout=RENDER_MS)
+    finally:
+        panel.scroll_into_view_if_needed()
+        panel.screenshot(path=screenshots / "24-atomic-counters-interrupted.png")
+    problems = []
+    title = panel.locator(".widget-output .js-plotly-plot .gtitle").first.text_content()
+    if not re.search(r"interrupted after [\d,]+ of 10,000 operations", title):
+        problems.append(f"after Kernel -> Interrupt, the race panel's figure is titled {title!r}")
+    if panel.locator('.widget-output [data-mime-type="application/vnd.jupyter.stderr"]').count():
+        problems.append("after Kernel -> Interrupt, the race panel shows a traceback")
+    if not panel.get_by_role("button", name="Run").is_enabled():
+        problems.append("after Kernel -> Interrupt, the race panel's Run button stays disabled")
+    choose_menu_item(page, "Kernel", re.compile(r"^Restart Kernel…"))
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.wait_for_function(DISCONNECTED_NOTE_JS, arg=panel.element_handle(), timeout=RENDER_MS, polling=250)
+    panel.screenshot(path=screenshots / "24-atomic-counters-after-restart.png")
+    return problems
+
+
+PLAYS = {"24-atomic-counters": play_interrupt_and_restart,
+         "30-seat-booking": play_double_booking,  # notebook: what a learner plays in it by hand, after Run All
          "33-isolation-atlas": play_atlas_replays}
 
 
@@ -323,60 +375,3 @@ def test_notebook_runs_in_the_browser(notebook, page, jupyter_lab, screenshots):
     if problems:
         pytest.fail(f"{notebook.name} in JupyterLab:\n" + "\n".join(problems), pytrace=False)
     assert notebook.read_bytes() == stored, f"running {notebook.name} in the browser rewrote the file"
-
-
-RACE_NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "24-atomic-counters.ipynb"
-DISCONNECTED_NOTE_JS = """cell => getComputedStyle(cell.querySelector('.lab-panel'), '::before').content
-    .includes('This panel belongs to a kernel that has restarted: run its cell again.')"""
-PROGRESS_MOVED_JS = """cell => [...cell.querySelectorAll('.progress-bar')]
-    .some(bar => parseFloat(bar.style.width) > 0)"""
-
-
-def run_cell(page, cell):
-    """Run one cell as a learner does (select it, Ctrl+Enter) and wait until its prompt shows it ran."""
-    cell.locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Control+Enter")
-    cell.locator(".jp-InputPrompt").filter(has_text=re.compile(r"\[\d+\]")).wait_for(timeout=RACE_MS)
-
-
-def type_into_slider(panel, description, value):
-    """Set a panel's slider by typing into its editable readout, as a learner can."""
-    readout = panel.locator(".widget-slider").filter(has_text=description).locator(".widget-readout")
-    readout.click()
-    readout.press("Control+A")
-    readout.type(str(value))
-    readout.press("Enter")
-
-
-def test_kernel_interrupt_stops_the_race_panels_run_drawing_what_ran_and_a_restart_makes_the_panel_say_so(
-        page, jupyter_lab, screenshots):
-    notebook = RACE_NOTEBOOK
-    sources = ["".join(cell["source"]) if cell["cell_type"] == "code" else ""
-               for cell in json.loads(notebook.read_text())["cells"]]
-    setup = next(i for i, source in enumerate(sources) if "connect()" in source)
-    panel_cell = next(i for i, source in enumerate(sources) if "race_panel()" in source)
-    open_notebook(page, jupyter_lab, notebook)
-    cells = page.locator(".jp-Notebook .jp-Cell")
-    for index in (setup, panel_cell):
-        run_cell(page, cells.nth(index))
-    panel = cells.nth(panel_cell)
-    type_into_slider(panel, "operations", 10_000)
-    type_into_slider(panel, "think time", 20)
-    panel.get_by_role("button", name="Run").click()
-    page.wait_for_function(PROGRESS_MOVED_JS, arg=panel.element_handle(), timeout=RACE_MS, polling=100)
-    choose_menu_item(page, "Kernel", re.compile(r"^Interrupt Kernel"))
-    status = panel.locator(".widget-html").filter(has_text="interrupted, partial result")
-    try:
-        status.wait_for(timeout=RENDER_MS)
-        panel.locator(".widget-output .js-plotly-plot .main-svg").first.wait_for(timeout=RENDER_MS)
-    finally:
-        panel.scroll_into_view_if_needed()
-        panel.screenshot(path=screenshots / "24-atomic-counters-interrupted.png")
-    title = panel.locator(".widget-output .js-plotly-plot .gtitle").first.text_content()
-    assert re.search(r"interrupted after [\d,]+ of 10,000 operations", title), title
-    assert not panel.locator('.widget-output [data-mime-type="application/vnd.jupyter.stderr"]').count()
-    assert panel.get_by_role("button", name="Run").is_enabled()
-    choose_menu_item(page, "Kernel", re.compile(r"^Restart Kernel…"))
-    page.locator(".jp-Dialog .jp-mod-accept").click()
-    page.wait_for_function(DISCONNECTED_NOTE_JS, arg=panel.element_handle(), timeout=RENDER_MS, polling=250)
-    panel.screenshot(path=screenshots / "24-atomic-counters-after-restart.png")
