@@ -36,8 +36,8 @@ from .legacy import attribute_updates_spare_the_key, expected_translated, one_ki
 from .partiql import (each_statement_inlined, enough_parameters, no_returning_in_transaction, parameters_inlined,
                       statement_is_dml, statement_not_empty, statement_tables_exist, statements_not_empty)
 from .streams import iterator_made, shard_exists, stream_exists
-from .tables import (index_updates_fit, local_indexes_share_the_key, table_name_valid, throughput_changes,
-                     ttl_attribute_named, ttl_table_exists)
+from .tables import (index_updates_fit, local_indexes_share_the_key, table_name_valid, table_status_said,
+                     throughput_changes, ttl_attribute_named, ttl_table_exists)
 from .transactions import (at_least_one_action, at_most_4_mb, at_most_100_actions, each_get_names_a_get,
                            each_write_names_an_operation, one_get_per_item, remember_token, replayed_token,
                            undefined_values_worded)
@@ -117,6 +117,8 @@ RESULT = {  # corrections of a successful item operation's result, before it is 
     "Scan": (attributes_to_get,),
 }
 AFTER = {  # corrections of moto's encoded answer
+    "CreateTable": (table_status_said("CREATING"),),
+    "DeleteTable": (table_status_said("DELETING"),),
     "TransactWriteItems": (remember_token, undefined_values_worded),
     "Query": (filter_syntax_worded,),
     "Scan": (filter_syntax_worded,),

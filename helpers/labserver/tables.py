@@ -1,5 +1,6 @@
 """Table operations checked before the engine: table names, local secondary indexes, UpdateTable's throughput and index
 updates, UpdateTimeToLive; and ListTables in DynamoDB's order."""
+import json
 import re
 
 from moto.dynamodb.models import DynamoDBBackend
@@ -120,3 +121,20 @@ def tables_in_order(self, limit, exclusive_start_table_name):
 
 
 DynamoDBBackend.list_tables = tables_in_order
+
+
+def table_status_said(status_word):
+    """An AFTER rule: a successful CreateTable or DeleteTable answers with the table as it goes, TableStatus CREATING or
+    DELETING (and a new table's indexes CREATING), as in the API reference's examples; moto says ACTIVE. The lab server
+    has created or removed the table before it answers, so a DescribeTable right after says ACTIVE, or not found."""
+    def rule(params, status, payload):
+        if status != 200:
+            return payload
+        answer = json.loads(payload)
+        description = answer["TableDescription"]
+        description["TableStatus"] = status_word
+        if status_word == "CREATING":
+            for index in description.get("GlobalSecondaryIndexes", ()):
+                index["IndexStatus"] = "CREATING"
+        return json.dumps(answer).encode()
+    return rule
