@@ -79,11 +79,11 @@ class Report:
 class Scenario:
     """A checker's attack as an exploration: clients that call the learner's function, reset, and a check."""
 
-    def __init__(self, learner, setup, arguments, invariant):
+    def __init__(self, learner, setup, arguments, invariant, names=CLIENT_NAMES):
         self.learner, self.setup, self.arguments, self.invariant = learner, setup, arguments, invariant
         self.state, self.calls, self.problem = None, [], None
         self.reset()
-        self.clients = {CLIENT_NAMES[i]: self.client(i) for i in range(len(self.calls))}
+        self.clients = {names[i]: self.client(i) for i in range(len(self.calls))}
 
     def client(self, i):
         """The function client i runs: the learner's function on this schedule's i-th arguments."""
@@ -120,14 +120,14 @@ class Scenario:
 
 
 def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES,
-               consistency=explore.DEFAULT_CONSISTENCY, faults=()):
+               consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES):
     """Run the calls `arguments(state)` in every order (and with `faults`, every lost response and crash the explorer
     can make); a failing Report for the plainest order that breaks, or None.
 
     Returns (report or None, how many orders held, as words to end the passing message with).
     """
     with tracing(False):
-        scenario = Scenario(learner, setup, arguments, invariant)
+        scenario = Scenario(learner, setup, arguments, invariant, names)
     problems = []
 
     def check(results):
@@ -187,7 +187,8 @@ def cause(order):
 
 
 def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES, orders_of=2, explore_setup=None,
-           max_orders=explore.MAX_SCHEDULES, consistency=explore.DEFAULT_CONSISTENCY, faults=(), probe=None):
+           max_orders=explore.MAX_SCHEDULES, consistency=explore.DEFAULT_CONSISTENCY, faults=(), probe=None,
+           names=CLIENT_NAMES):
     """Explore `learner` in every order, then fire calls(n) at it concurrently for growing n; report the first break.
 
     setup() -> state; calls(state, n) -> list of argument tuples; invariant(state, log) -> None or a message.
@@ -201,13 +202,14 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
     faults: ("lost_response", "crash") or either, for the exhaustive stage to explore those too (a crashed client's
     log row has `crashed` True and was told nothing). probe(state) -> None or a message: calls made one at a time on
     a fresh setup() after the stress stage, that must succeed (liveness: a boundary a correct function reaches).
+    names: the exhaustive stage's clients, in the order of its calls (a retry is named as its client's: "alice (retry)").
     """
     if not callable(learner):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {learner!r}.")
     arguments = orders_of if callable(orders_of) else (lambda state: calls(state, orders_of))
     try:
         report, explored = exhaustive(exercise, learner, explore_setup or setup, arguments, invariant, max_orders,
-                                      consistency, faults)
+                                      consistency, faults, names)
     except explore.TooManyOrders as error:
         report, explored = None, f"; the exhaustive stage did not run: {error}"
     if report:

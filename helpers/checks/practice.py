@@ -26,6 +26,7 @@ DAILY_LIMIT = 200
 DAY_AMOUNTS = (120, 50, 80, 30, 60, 20)  # the stress stage's withdrawals in turn (the first meets the missing table)
 BOOKERS = ("alice", "bob")
 RETRIED_BOOKERS = ("alice", "alice", "carol")  # alice's booking, sent twice, and carol's
+RETRIED_CLIENTS = ("alice", "alice (retry)", "carol")  # how the exhaustive stage names them
 PAIRED_SIZES = (2, 4, 10, 20, 50)
 RETRY_LOOP_SIZES = (2, 4, 10, 20)
 
@@ -90,11 +91,12 @@ def check_book_seat(book_seat):
 def check_book_seat_retry(book_seat):
     """Attack book_seat with every request sent twice at once (a lost response, retried): the holder hears True.
 
-    In the exhaustive stage client bob sends alice's booking again, beside alice and carol.
+    In the exhaustive stage "alice (retry)" sends alice's booking again, beside alice and carol.
     """
     return attack("book_seat (retried)", book_seat, fresh_seat,
                   lambda table, n: [(table, "14C", f"client-{i // 2}") for i in range(n)], seat_problem,
-                  sizes=PAIRED_SIZES, orders_of=lambda table: [(table, "14C", who) for who in RETRIED_BOOKERS])
+                  sizes=PAIRED_SIZES, orders_of=lambda table: [(table, "14C", who) for who in RETRIED_BOOKERS],
+                  names=RETRIED_CLIENTS)
 
 
 def check_signup(signup):
