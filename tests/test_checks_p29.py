@@ -4,131 +4,184 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers import connect
-from helpers.checks.p29 import check_acquire, check_claim_job, check_write_fenced
+from helpers.checks.p29 import check_claim_job, check_release, check_renew
 from support import notebook_functions, refused, swallowing, hidden_missing_table
 
 NOTEBOOK = "29-distributed-locking.ipynb"
 ORDERS = "orders in which alice and bob's requests can reach DynamoDB)"
 
 
-def acquire_with_condition(table, name, owner, now, lease=2, condition="attribute_not_exists(PK) OR expiresAt < :now"):
-    try:
-        values = {"ExpressionAttributeValues": {":now": now}} if ":now" in condition else {}  # unused ones are refused
-        table.put_item(Item={"PK": f"LOCK#{name}", "SK": "LOCK", "owner": owner, "expiresAt": now + lease},
-                       ConditionExpression=condition, **values)
-        return True
-    except ClientError as error:
-        if not refused(error):
-            raise
-        return False
+def renew_under(condition, extend=lambda now, lease: now + lease):
+    """A conditional renew: SET expiresAt = extend(now, lease) under `condition`; a refusal answers False."""
+    def renew(table, name, owner, now, lease=2):
+        values = {":me": owner, ":now": now}
+        try:
+            table.update_item(Key={"PK": f"LOCK#{name}", "SK": "LOCK"}, UpdateExpression="SET expiresAt = :later",
+                              ConditionExpression=condition,
+                              **({"ExpressionAttributeNames": {"#o": "owner"}} if "#o" in condition else {}),
+                              ExpressionAttributeValues={":later": extend(now, lease),
+                                                         **{k: v for k, v in values.items() if k in condition}})
+            return True
+        except ClientError as error:
+            if not refused(error):
+                raise
+            return False
+    return renew
 
 
-def acquire_after_reading(table, name, owner, now, lease=2):
-    key = {"PK": f"LOCK#{name}", "SK": "LOCK"}
-    current = table.get_item(Key=key, ConsistentRead=True).get("Item")
-    if current and current["expiresAt"] >= now:
-        return False
-    table.put_item(Item={**key, "owner": owner, "expiresAt": now + lease})
-    return True
+def release_under(condition, action="REMOVE #o, expiresAt"):
+    """A conditional release: UpdateItem `action` (or DeleteItem for "delete") under `condition`; a refusal is False."""
+    def release(table, name, owner, token):
+        key = {"PK": f"LOCK#{name}", "SK": "LOCK"}
+        values = {k: v for k, v in {":me": owner, ":token": token}.items() if k in condition}
+        written = dict(Key=key, ConditionExpression=condition, ExpressionAttributeNames={"#o": "owner"},
+                       ExpressionAttributeValues=values)
+        try:
+            if action == "delete":
+                table.delete_item(**written)
+            else:
+                table.update_item(UpdateExpression=action, **written)
+            return True
+        except ClientError as error:
+            if not refused(error):
+                raise
+            return False
+    return release
 
 
-def write_if_newer(table, token, text):
-    try:
-        table.put_item(Item={"PK": "REPORT#invoice-run", "SK": "REPORT", "fence": token, "text": text},
-                       ConditionExpression="attribute_not_exists(fence) OR fence <= :token",
-                       ExpressionAttributeValues={":token": token})
-        return True
-    except ClientError as error:
-        if not refused(error):
-            raise
-        return False
-
-
-def test_a_conditional_acquire_passes():
-    report = check_acquire(acquire_with_condition)
-    assert report.passed, report.message
-
-
-TAKEN_OVER_TWICE = ("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 workers were told they hold "
-                    "the lock at now=1003 (the lease had run out at 1002) (taker-0, taker-1); the lock item names "
-                    f"taker-1 (in 4 of the 6 {ORDERS}")
-
-
-def test_read_then_write_is_caught_granting_the_lock_twice():
-    report = check_acquire(acquire_after_reading)
-    assert not report.passed
-    assert report.message == TAKEN_OVER_TWICE
-
-
-def test_an_acquire_that_forgets_the_lease_is_caught_taking_a_held_lock():
-    report = check_acquire(lambda table, name, owner, now: acquire_with_condition(table, name, owner, now, lease=0))
-    assert not report.passed
-    assert report.message == ("1 of 2 workers took the lock at now=1001 while its lease ran to 1002 "
-                              "(with 2 concurrent calls)")
-
-
-def test_an_acquire_that_never_expires_is_caught_at_the_takeover():
-    report = check_acquire(lambda *args: acquire_with_condition(*args, condition="attribute_not_exists(PK)"))
-    assert not report.passed
-    assert report.message == ("alice: PutItem -> bob: PutItem: 0 workers were told they hold the lock at now=1003 "
-                              "(the lease had run out at 1002) (nobody); the lock item names crashed "
-                              f"(in 2 of the 2 {ORDERS}")
-
-
-def test_a_token_checked_write_passes():
-    report = check_write_fenced(write_if_newer)
-    assert report.passed, report.message
-
-
-def test_an_unfenced_write_is_caught_by_the_late_stale_write():
-    def last_writer_wins(table, token, text):
-        table.put_item(Item={"PK": "REPORT#invoice-run", "SK": "REPORT", "fence": token, "text": text})
-        return True
-
-    report = check_write_fenced(last_writer_wins)
-    assert not report.passed
-    assert report.message == ("alice: PutItem -> bob: PutItem: a late write with token 1 after token 2 was answered "
-                              f"True and left 'late report 1' (in 2 of the 2 {ORDERS}")
-
-
-def test_a_write_that_raises_when_refused_is_caught():
-    def raises(table, token, text):
-        table.put_item(Item={"PK": "REPORT#invoice-run", "SK": "REPORT", "fence": token, "text": text},
-                       ConditionExpression="attribute_not_exists(fence) OR fence <= :token",
-                       ExpressionAttributeValues={":token": token})
-        return True
-
-    report = check_write_fenced(raises)
-    assert not report.passed
-    assert report.message == ("alice: PutItem -> bob: PutItem: a late write with token 1 after token 2 was "
-                              "answered 'ConditionalCheckFailedException: The conditional request failed' and left "
-                              f"'report 2' (in 2 of the 2 {ORDERS}")
+RENEW_RACE = ("alice: GetItem -> bob: PutItem -> alice: UpdateItem: 2 workers were told they hold the lock "
+              "(worker-A's renew at now=1002, worker-C's takeover at now=1003); the lock item holds owner worker-C, "
+              "expiresAt 1004: a renew must check the owner and the lease in the same write as it extends it "
+              f"(ConditionExpression), not in a read before it (in 1 of the 3 {ORDERS}")
+RELEASE_DELETES = ("alice: DeleteItem -> bob: UpdateItem: the takeovers were answered: worker-A's takeover at now=1003 "
+                   "got token 1, where exactly one should get token 2: the release deleted the lock item and its fence "
+                   "counter with it, so the next grant's ADD fence :one counts from nothing and tokens repeat. REMOVE "
+                   f"owner and expiresAt; keep fence (in 2 of the 2 {ORDERS}")
 
 
 @pytest.mark.stress
-def test_the_notebooks_starting_acquire_is_caught_taking_over_twice(lab, run):
-    starting_acquire, = notebook_functions(NOTEBOOK, "acquire")
-    report = check_acquire(starting_acquire)
-    assert report.schedule == ("alice", "bob", "alice", "bob")
-    assert report.message == TAKEN_OVER_TWICE
+def test_the_notebooks_starting_renew_is_caught_extending_a_lock_taken_over_between_its_read_and_write(lab, run):
+    starting_renew, = notebook_functions(NOTEBOOK, "renew")
+    report = check_renew(starting_renew)
+    assert report.schedule == ("alice", "bob", "alice")
+    assert report.message == RENEW_RACE
 
 
 @pytest.mark.stress
-def test_the_notebooks_starting_write_fenced_is_caught_in_every_order(lab, run):
-    starting_write, = notebook_functions(NOTEBOOK, "write_fenced")
-    report = check_write_fenced(starting_write)
+def test_the_notebooks_starting_release_is_caught_throwing_the_fence_counter_away(lab, run):
+    starting_release, = notebook_functions(NOTEBOOK, "release")
+    starting_release.__globals__["cond_failed"] = connect(quiet=True).client.exceptions.ConditionalCheckFailedException
+    report = check_release(starting_release)
     assert report.schedule == ("alice", "bob")
-    assert report.message == ("alice: PutItem -> bob: PutItem: a late write with token 1 after token 2 was answered "
-                              f"True and left 'late report 1' (in 2 of the 2 {ORDERS}")
+    assert report.message == RELEASE_DELETES
 
 
-def test_the_notebooks_solutions_pass_both_stages(lab):
-    acquire_solution, write_solution = notebook_functions(NOTEBOOK, "acquire_solution", "write_fenced_solution")
-    for solution in (acquire_solution, write_solution):
+def test_the_notebooks_renew_and_release_solutions_pass_both_stages(lab):
+    renew_solution, release_solution = notebook_functions(NOTEBOOK, "renew_solution", "release_solution")
+    for solution in (renew_solution, release_solution):
         solution.__globals__["cond_failed"] = connect(quiet=True).client.exceptions.ConditionalCheckFailedException
-    acquired, written = check_acquire(acquire_solution), check_write_fenced(write_solution)
-    assert acquired.passed and acquired.message.endswith("and in all 2 orders of the exhaustive stage")
-    assert written.passed and written.message.endswith("and in all 2 orders of the exhaustive stage")
+    for report in (check_renew(renew_solution), check_release(release_solution)):
+        assert report.passed and report.message.endswith("and in all 2 orders of the exhaustive stage"), report.message
+
+
+def test_a_renew_that_checks_only_the_owner_is_caught_reviving_a_lease_that_ran_out():
+    report = check_renew(renew_under("#o = :me"))
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem -> bob: PutItem: then worker-A, whose lease ran out at 1008, "
+                                     "renewed at now=1009 and was answered True, leaving owner worker-A, expiresAt "
+                                     "1011: once expiresAt < now the lock is free for anyone to take"), report.message
+
+
+def test_a_renew_that_ends_the_lease_a_second_early_is_caught_at_its_last_second():
+    report = check_renew(renew_under("#o = :me AND expiresAt > :now"))
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem -> bob: PutItem: then worker-C, which holds lock 'invoice-run' "
+                                     "until 1007, renewed at now=1007 (the last second of its lease) and was answered "
+                                     "False"), report.message
+    assert "renew needs expiresAt >= :now, not expiresAt > :now" in report.message
+
+
+def test_a_renew_that_checks_only_the_lease_is_caught_renewing_another_workers_lock():
+    report = check_renew(renew_under("expiresAt >= :now"))
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem -> bob: PutItem: then worker-C, who does not hold lock "
+                                     "'invoice-run' (worker-A does, until 1004), renewed at now=1003 and was answered "
+                                     "True"), report.message
+
+
+def test_a_renew_that_ignores_the_lease_it_is_given_is_caught():
+    report = check_renew(renew_under("#o = :me AND expiresAt >= :now", extend=lambda now, lease: now + 2))
+    assert not report.passed
+    assert "renewed at now=1003 (asking for lease=3) and was answered True, leaving owner worker-A, expiresAt 1005: " \
+           "the holder's renew must succeed and set expiresAt to now + lease = 1006" in report.message, report.message
+
+
+def test_a_renew_that_refuses_everything_is_caught_as_useless():
+    report = check_renew(lambda table, name, owner, now, lease=2: False)
+    assert not report.passed
+    assert report.message.startswith("bob: PutItem: then worker-C, which holds lock 'invoice-run' until 1005, renewed "
+                                     "at now=1004 (asking for lease=3) and was answered False"), report.message
+    assert "a renew that refuses its own holder is safe but useless" in report.message
+
+
+def test_a_renew_for_one_hard_coded_lock_is_caught_on_another_lock():
+    renew = renew_under("#o = :me AND expiresAt >= :now")
+    report = check_renew(lambda table, name, owner, now, lease=2: renew(table, "invoice-run", owner, now, lease))
+    assert not report.passed
+    assert report.message.startswith("then taker-1, which holds lock 'migration' until 1005"), report.message
+    assert report.message.endswith("(with 2 concurrent calls)")
+
+
+def test_a_release_that_checks_only_the_owner_is_caught_freeing_a_newer_grant():
+    report = check_release(release_under("#o = :me"))
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: then worker-A's release with its old token "
+                                     "1 (from the grant before) was answered True and left fence 2: the owner alone "
+                                     "cannot tell two grants to the same worker apart"), report.message
+
+
+def test_a_release_that_deletes_the_item_is_caught_even_with_the_right_condition():
+    report = check_release(release_under("#o = :me AND fence = :token", action="delete"))
+    assert not report.passed
+    assert report.message == RELEASE_DELETES
+
+
+def test_a_release_that_refuses_its_holders_own_token_is_caught():
+    report = check_release(release_under("#o = :me AND fence < :token"))
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: then the holder worker-A released with its "
+                                     "token 2 and was answered False, leaving owner worker-A, expiresAt 1005, fence 2: "
+                                     "the holder's release with its own token must free the lock"), report.message
+
+
+def test_a_release_that_leaves_the_lease_behind_is_caught():
+    report = check_release(release_under("#o = :me AND fence = :token", action="REMOVE #o"))
+    assert not report.passed
+    assert "released with its token 2 and was answered True, leaving expiresAt 1005, fence 2: a released lock keeps " \
+           "only its key and fence" in report.message, report.message
+
+
+def test_a_release_that_reads_then_writes_is_caught_freeing_the_takeover():
+    def release_after_reading(table, name, owner, token):
+        key = {"PK": f"LOCK#{name}", "SK": "LOCK"}
+        current = table.get_item(Key=key, ConsistentRead=True).get("Item")
+        if not current or current.get("owner") != owner or current.get("fence") != token:
+            return False
+        table.update_item(Key=key, UpdateExpression="REMOVE #o, expiresAt",
+                          ExpressionAttributeNames={"#o": "owner"})
+        return True
+
+    report = check_release(release_after_reading)
+    assert not report.passed
+    assert report.message == ("alice: GetItem -> bob: UpdateItem -> alice: UpdateItem: worker-A's takeover at "
+                              "now=1003 got token 2, but the lock item then holds fence 2: a release with token 1 "
+                              "freed the newer grant; the condition must check the token (fence = :token) in the same "
+                              f"write (in 1 of the 3 {ORDERS}")
+
+
+def test_a_release_judged_by_the_token_alone_passes():
+    report = check_release(release_under("fence = :token"))
+    assert report.passed, report.message
 
 
 def claim_with_condition(table, jobs, worker, now, lease=30, condition="attribute_not_exists(PK) OR expiresAt < :now"):
@@ -198,30 +251,10 @@ def test_the_notebooks_claim_job_solution_passes(lab):
 
 
 @pytest.mark.parametrize("checker, solution, hidden", [
-    (check_acquire, acquire_with_condition, False), (check_write_fenced, write_if_newer, False),
-    (check_claim_job, claim_with_condition, None)], ids=["acquire", "write_fenced", "claim_job"])
+    (check_renew, renew_under("#o = :me AND expiresAt >= :now"), False),
+    (check_release, release_under("#o = :me AND fence = :token"), False),
+    (check_claim_job, claim_with_condition, None)], ids=["renew", "release", "claim_job"])
 def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution, hidden):
     report = checker(swallowing(solution, hidden))
     assert not report.passed
     assert report.message.startswith(hidden_missing_table(checker.__name__[len('check_'):], hidden)), report.message
-
-
-def write_fenced_strictly_newer(table, token, text):
-    """Broken: `fence < :token` refuses the lock holder's own second write with its token."""
-    try:
-        table.put_item(Item={"PK": "REPORT#invoice-run", "SK": "REPORT", "fence": token, "text": text},
-                       ConditionExpression="attribute_not_exists(fence) OR fence < :token",
-                       ExpressionAttributeValues={":token": token})
-        return True
-    except ClientError as error:
-        if not refused(error):
-            raise
-        return False
-
-
-def test_a_fence_that_refuses_the_holders_second_write_is_caught(lab):
-    report = check_write_fenced(write_fenced_strictly_newer)
-    assert not report.passed
-    assert report.message.startswith("alice: PutItem -> bob: PutItem: the holder of token 2 wrote a second time with the "
-                                     "same token and was answered False, leaving 'report 2': the lock holder's own next "
-                                     "write must be accepted (fence <= :token, not fence < :token) (in 2 of the 2 ")

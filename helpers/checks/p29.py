@@ -1,105 +1,262 @@
 """Checkers for notebook 29 (distributed locking)."""
-import random
+from dataclasses import dataclass
+
+from botocore.exceptions import ClientError
 
 from ..tables import fresh_table
-from . import attack, run_at_once
+from . import attack, error_words
 
 TABLE = "p29-distributed-locking"
 NAME = "invoice-run"
-LOCK = {"PK": f"LOCK#{NAME}", "SK": "LOCK"}
-REPORT = {"PK": "REPORT#invoice-run", "SK": "REPORT"}
 TAKEOVER = 1003
-TAKEOVER_WHEN = "at now=1003 (the lease had run out at 1002)"
+RAN_OUT = 1002
 
 
-def one_winner(table, log, when):
-    """None if exactly one caller was told it holds the lock and the lock item names it; else what went wrong."""
-    errors = log["error"].dropna()
-    if len(errors):
-        return f"acquire raised {errors.iloc[0]} {when}"
-    winners = sorted(args[2] for args, result in zip(log["args"], log["result"]) if result is True)
-    owner = table.get_item(Key=LOCK, ConsistentRead=True).get("Item", {}).get("owner")
-    if len(winners) != 1 or winners != [owner]:
-        return (f"{len(winners)} workers were told they hold the lock {when} ({', '.join(winners) or 'nobody'}); "
-                f"the lock item names {owner}")
+@dataclass
+class Lock:
+    """A scenario's lock: its table and name, the worker it was granted to, and that grant's fencing token."""
+
+    table: object
+    name: str
+    holder: str
+    fence: int = 0
+
+    def key(self):
+        """The lock item's key."""
+        return {"PK": f"LOCK#{self.name}", "SK": "LOCK"}
+
+    def item(self):
+        """The lock item as stored now (strongly consistent), or None."""
+        return self.table.get_item(Key=self.key(), ConsistentRead=True).get("Item")
+
+
+def granted(name, holder, fence=0):
+    """A fresh table whose lock `name` is held by `holder` (with token `fence`, if any); its lease ran out at 1002."""
+    lock = Lock(fresh_table(TABLE), name, holder, fence)
+    tokens = {"fence": fence} if fence else {}
+    lock.table.put_item(Item={**lock.key(), "owner": holder, "expiresAt": RAN_OUT, **tokens})
+    return lock
+
+
+def take_over(table, name, owner, now, lease=2):
+    """The page's acquire: True if the lock was free or its lease ran out before `now`, else False."""
+    try:
+        table.put_item(Item={"PK": f"LOCK#{name}", "SK": "LOCK", "owner": owner, "expiresAt": now + lease},
+                       ConditionExpression="attribute_not_exists(PK) OR expiresAt < :now",
+                       ExpressionAttributeValues={":now": now})
+        return True
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+
+
+def take_over_with_token(table, name, owner, now, lease=2):
+    """The page's acquire_with_token: the new fencing token if the lock was free or ran out before `now`, else None."""
+    try:
+        granted_now = table.update_item(
+            Key={"PK": f"LOCK#{name}", "SK": "LOCK"},
+            UpdateExpression="SET #o = :me, expiresAt = :later ADD fence :one",
+            ConditionExpression="attribute_not_exists(expiresAt) OR expiresAt < :now",
+            ExpressionAttributeNames={"#o": "owner"},
+            ExpressionAttributeValues={":me": owner, ":later": now + lease, ":now": now, ":one": 1},
+            ReturnValues="UPDATED_NEW")
+        return int(granted_now["Attributes"]["fence"])
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return None
+
+
+TAKERS = {"acquire": take_over, "acquire_with_token": take_over_with_token}
+
+
+def playing(exercise, learner):
+    """One function for every client: a call ("renew", ...) runs the learner's function, ("acquire", ...) the page's."""
+    if not callable(learner):
+        raise TypeError(f"Pass your function itself (e.g. {exercise}), not {learner!r}.")
+
+    def play(role, *args):
+        return learner(*args) if role == exercise else TAKERS[role](*args)
+    return play
+
+
+def once(function, *args):
+    """function(*args) called once: (its result, None) or (None, what it raised in words)."""
+    try:
+        return function(*args), None
+    except Exception as failure:  # a learner's bug is a finding, not a crash of the checker
+        return None, error_words(failure)
+
+
+def shown(item):
+    """The lock item in words: 'owner worker-C, expiresAt 1005, fence 2', or 'no lock item'."""
+    if not item:
+        return "no lock item"
+    fields = [f"{name} {item[name]}" for name in ("owner", "expiresAt", "fence") if name in item]
+    return ", ".join(fields) or "a lock item with nothing but its key"
+
+
+def said(result, error):
+    """What a call answered, in words: its error, or its result's repr."""
+    return error or repr(result)
+
+
+def call_words(args):
+    """A call of a scenario in words: "worker-A's renew at now=1002", "worker-A's release with token 1"."""
+    role, _, _, owner, last = args[:5]
+    if role == "release":
+        return f"{owner}'s release with token {last}"
+    if role == "renew":
+        return f"{owner}'s renew at now={last}"
+    return f"{owner}'s takeover at now={last}"
+
+
+def raised(log):
+    """'worker-A's renew at now=1002 raised ...' for the first call of the run that raised, or None."""
+    for args, error in zip(log["args"], log["error"]):
+        if error:
+            return f"{call_words(args)} raised {error}"
     return None
 
 
-def expired_lock():
-    """A fresh table whose lock is held by a crashed worker, its lease run out at 1002."""
-    table = fresh_table(TABLE)
-    table.put_item(Item={**LOCK, "owner": "crashed", "expiresAt": 1002})
-    return table
+def renew_calls(lock, n):
+    """The holder renews at now=1002, the last second of its lease, while others take over or renew at 1003."""
+    others = [("acquire", lock.table, lock.name, f"taker-{i}", TAKEOVER) if i % 2 else
+              ("renew", lock.table, lock.name, f"zombie-{i}", TAKEOVER) for i in range(1, n)]
+    return [("renew", lock.table, lock.name, lock.holder, RAN_OUT), *others]
 
 
-def check_acquire(acquire):
-    """Attack acquire(table, name, owner, now, lease=2): two workers taking over an expired lease at now=1003
-    in every order (one may win); then many workers at once at now=1000 (one may win), then at 1001 (none
-    may win: the lease runs to 1002), then at 1003 (one may win)."""
-    def invariant(table, log):
-        n = len(log)
-        if log["args"].iloc[0][3] == TAKEOVER:
-            return one_winner(table, log, TAKEOVER_WHEN)
-        problem = one_winner(table, log, "at now=1000 (no lock yet)")
+def renewal_follow_ups(renew, lock, holder, loser):
+    """After the race: the loser's renew is refused, the holder's renews work up to the last second of its lease and
+    with the lease it asks for, and its renew after the lease ran out is refused; None or what went wrong."""
+    item = lock.item()
+    end = item["expiresAt"]
+    result, error = once(renew, lock.table, lock.name, loser, end - 1)
+    after = lock.item()
+    if error or result is not False or after != item:
+        return (f"then {loser}, who does not hold lock {lock.name!r} ({holder} does, until {end}), renewed at "
+                f"now={end - 1} and was answered {said(result, error)}, leaving {shown(after)}: a renew must check the "
+                "owner (#o = :me) in its condition")
+    until = end
+    for now, lease, why in ((end - 1, 3, "asking for lease=3"), (end + 2, 2, "the last second of its lease")):
+        result, error = once(renew, lock.table, lock.name, holder, now, lease)
+        after = lock.item() or {}
+        if error or result is not True or after.get("owner") != holder or after.get("expiresAt") != now + lease:
+            boundary = (" (the lease still runs at now = expiresAt: acquire takes over only once expiresAt < now, so "
+                        "renew needs expiresAt >= :now, not expiresAt > :now)" if now == until else "")
+            useless = " (a renew that refuses its own holder is safe but useless: every lock is lost when its first " \
+                      "lease ends)" if result is False and not boundary else ""
+            return (f"then {holder}, which holds lock {lock.name!r} until {until}, renewed at now={now} ({why}) and "
+                    f"was answered {said(result, error)}, leaving {shown(after)}: the holder's renew must succeed and "
+                    f"set expiresAt to now + lease = {now + lease}{boundary}{useless}")
+        until = now + lease
+    result, error = once(renew, lock.table, lock.name, holder, until + 1)
+    final = lock.item()
+    if error or result is not False or final != after:
+        return (f"then {holder}, whose lease ran out at {until}, renewed at now={until + 1} and was answered "
+                f"{said(result, error)}, leaving {shown(final)}: once expiresAt < now the lock is free for anyone to "
+                "take, so a renew must refuse it (expiresAt >= :now in the condition) and its worker must stop and "
+                "acquire again")
+    return None
+
+
+def check_renew(renew):
+    """Attack renew(table, name, owner, now, lease=2): worker-A renews at now=1002, the last second of its lease, while
+    worker-C takes the lock over at 1003, in every order; then the holder and takers or zombies at once, on another
+    lock. One worker may be told it holds the lock, the one the item names; then the loser's renew must be refused,
+    the holder's must extend the lease (up to its last second), and a renew after the lease ran out refused."""
+    def invariant(lock, log):
+        problem = raised(log)
         if problem:
             return problem
-        early = run_at_once(acquire, [(table, NAME, f"early-{i}", 1001) for i in range(n)])
-        if early["error"].notna().any():
-            return f"acquire raised {early['error'].dropna().iloc[0]} at now=1001"
-        taken = int((early["result"] == True).sum())  # noqa: E712  (True, not just truthy)
-        if taken:
-            return f"{taken} of {n} workers took the lock at now=1001 while its lease ran to 1002"
-        return one_winner(table, run_at_once(acquire, [(table, NAME, f"late-{i}", TAKEOVER) for i in range(n)]),
-                          TAKEOVER_WHEN)
+        told = [args for args, result in zip(log["args"], log["result"]) if result is True]
+        item = lock.item() or {}
+        if len(told) != 1 or item.get("owner") != told[0][3]:
+            who = ", ".join(call_words(args) for args in told) or "nobody"
+            why = (": a renew must check the owner and the lease in the same write as it extends it "
+                   "(ConditionExpression), not in a read before it" if told else
+                   ": the lease was extended but nobody was told so; renew must answer True when its write succeeded")
+            return f"{len(told)} workers were told they hold the lock ({who}); the lock item holds {shown(item)}{why}"
+        now, lease = told[0][4], 2
+        if item.get("expiresAt") != now + lease:
+            return (f"{call_words(told[0])} was answered True but left {shown(item)}, not expiresAt {now + lease} "
+                    "(now + lease)")
+        holder = told[0][3]
+        loser = lock.holder if holder != lock.holder else next(args[3] for args in log["args"] if args[3] != holder)
+        return renewal_follow_ups(renew, lock, holder, loser)
 
-    return attack("acquire", acquire, lambda: fresh_table(TABLE),
-                  lambda table, n: [(table, NAME, f"worker-{i}", 1000) for i in range(n)], invariant,
-                  orders_of=lambda table: [(table, NAME, f"taker-{i}", TAKEOVER) for i in range(2)],
-                  explore_setup=expired_lock)
+    return attack("renew", playing("renew", renew), lambda: granted("migration", "worker-B"), renew_calls, invariant,
+                  orders_of=lambda lock: [("renew", lock.table, lock.name, lock.holder, RAN_OUT),
+                                          ("acquire", lock.table, lock.name, "worker-C", TAKEOVER)],
+                  explore_setup=lambda: granted(NAME, "worker-A"))
 
 
-def answers(log):
-    """What each token's write was answered, in words: 'the writes were answered: token 1 True, token 2 False'."""
-    told = sorted((args[1], error or repr(result)) for args, result, error in zip(log["args"], log["result"], log["error"]))
-    return "the writes were answered: " + ", ".join(f"token {token} {answer}" for token, answer in told)
+def release_calls(lock, n):
+    """The holder releases with its token while the same worker, restarted, takes the lock over at 1003, and zombies of
+    its earlier grants release with older tokens."""
+    others = [("acquire_with_token", lock.table, lock.name, lock.holder, TAKEOVER) if i % 2 else
+              ("release", lock.table, lock.name, lock.holder, i % (lock.fence - 1) + 1) for i in range(1, n)]
+    return [("release", lock.table, lock.name, lock.holder, lock.fence), *others]
 
 
-def check_write_fenced(write_fenced):
-    """Attack write_fenced(table, token, text): holders of tokens 1 and 2 write in every order, then holders with
-    tokens 1..n at once in random order; the report must end with the highest token, and a late write with
-    token 1 must be refused and change nothing, and a second write with the newest token must be accepted."""
-    def calls(table, n):
-        return [(table, token, f"report {token}") for token in random.sample(range(1, n + 1), n)]
+def release_follow_ups(release, lock, holder, token):
+    """After the race: a release with the grant before's token is refused, the holder's frees the lock and keeps the
+    counter; None or what went wrong."""
+    item = lock.item()
+    result, error = once(release, lock.table, lock.name, holder, lock.fence)
+    after = lock.item()
+    if error or result is not False or after != item:
+        return (f"then {holder}'s release with its old token {lock.fence} (from the grant before) was answered "
+                f"{said(result, error)} and left {shown(after)}: the owner alone cannot tell two grants to the same "
+                "worker apart; the condition must check the token too (fence = :token)")
+    result, error = once(release, lock.table, lock.name, holder, token)
+    after = lock.item()
+    if error or result is not True or after != {**lock.key(), "fence": token}:
+        why = ("deleting the item throws its fence counter away, and the next grant gets token 1 again: REMOVE owner "
+               "and expiresAt, keep fence" if after is None else
+               "the holder's release with its own token must free the lock: the condition needs #o = :me AND "
+               "fence = :token, and nothing more"
+               if result is not True else "a released lock keeps only its key and fence: REMOVE owner, expiresAt")
+        return (f"then the holder {holder} released with its token {token} and was answered {said(result, error)}, "
+                f"leaving {shown(after)}: {why}")
+    return None
 
-    def invariant(table, log):
-        errors = log["error"].dropna()
-        if len(errors):
-            return f"write_fenced raised {errors.iloc[0]} (instead of returning False)"
-        n = len(log)
-        report = table.get_item(Key=REPORT, ConsistentRead=True).get("Item", {})
-        if report.get("fence") != n or report.get("text") != f"report {n}":
-            stored = "no report" if not report else f"token {report.get('fence')} ({report.get('text')!r})"
-            return f"after tokens 1 to {n} the report holds {stored}; {answers(log)}"
-        newest = [result for args, result in zip(log["args"], log["result"]) if args[1] == n]
-        if newest != [True]:
-            return f"the holder of the newest token {n} was answered {newest[0]!r}, not True"
-        late = run_at_once(write_fenced, [(table, 1, "late report 1")])
-        result, error = next(zip(late["result"], late["error"]))
-        after = table.get_item(Key=REPORT, ConsistentRead=True).get("Item", {})
-        if error or result is not False or after != report:
-            return (f"a late write with token 1 after token {n} was answered {error or result!r} "
-                    f"and left {after.get('text')!r}")
-        again = run_at_once(write_fenced, [(table, n, f"report {n}, revised")])
-        result, error = next(zip(again["result"], again["error"]))
-        after = table.get_item(Key=REPORT, ConsistentRead=True).get("Item", {})
-        if error or result is not True or after.get("text") != f"report {n}, revised":
-            return (f"the holder of token {n} wrote a second time with the same token and was answered "
-                    f"{error or result!r}, leaving {after.get('text')!r}: the lock holder's own next write must be "
-                    "accepted (fence <= :token, not fence < :token)")
-        return None
 
-    return attack("write_fenced", write_fenced, lambda: fresh_table(TABLE), calls, invariant,
-                  orders_of=lambda table: [(table, token, f"report {token}") for token in (1, 2)])
+def check_release(release):
+    """Attack release(table, name, owner, token): worker-A, whose token-1 lease ran out at 1002, releases while
+    worker-A restarted takes the lock over at 1003 (token 2), in every order; then the same at once with zombies of
+    older grants, on another lock. Exactly one takeover must be granted, with the next token, and keep its lock;
+    then a release with the old token must be refused and the holder's must free the lock, keeping the counter."""
+    def invariant(lock, log):
+        problem = raised(log)
+        if problem:
+            return problem
+        tokens = [(args, result) for args, result in zip(log["args"], log["result"])
+                  if args[0] == "acquire_with_token" and result is not None]
+        item = lock.item()
+        if len(tokens) != 1 or tokens[0][1] != lock.fence + 1:
+            given = ", ".join(f"{call_words(args)} got token {token}" for args, token in tokens) or "none was granted"
+            why = (": the release deleted the lock item and its fence counter with it, so the next grant's "
+                   "ADD fence :one counts from nothing and tokens repeat. REMOVE owner and expiresAt; keep fence"
+                   if any(token <= lock.fence for _, token in tokens) else "")
+            return f"the takeovers were answered: {given}, where exactly one should get token {lock.fence + 1}{why}"
+        (args, token), = tokens
+        if item != {**lock.key(), "owner": args[3], "expiresAt": TAKEOVER + 2, "fence": token}:
+            return (f"{call_words(args)} got token {token}, but the lock item then holds {shown(item)}: a release "
+                    f"with token {lock.fence} freed the newer grant; the condition must check the token "
+                    "(fence = :token) in the same write")
+        zombie = next((call_words(args) for args, result in zip(log["args"], log["result"])
+                       if args[0] == "release" and args[4] < lock.fence and result is not False), None)
+        if zombie:
+            return f"{zombie}, from a grant before the current one, was not answered False"
+        return release_follow_ups(release, lock, args[3], token)
+
+    return attack("release", playing("release", release), lambda: granted("migration", "worker-B", 7), release_calls,
+                  invariant,
+                  orders_of=lambda lock: [("release", lock.table, lock.name, lock.holder, lock.fence),
+                                          ("acquire_with_token", lock.table, lock.name, lock.holder, TAKEOVER)],
+                  explore_setup=lambda: granted(NAME, "worker-A", 1))
 
 
 def claim(job, worker, expires_at):
