@@ -1,9 +1,8 @@
 """The notebook 22 checkers catch the notebook's own read-then-write starting code and pass correct solutions."""
 
 import pytest
-from botocore.exceptions import ClientError
-
 from boto3.dynamodb.types import TypeDeserializer
+from botocore.exceptions import ClientError
 
 from helpers.checks.p22 import card_key, check_redeem, check_redeem_gift_card, check_register
 from support import notebook_functions, refused, swallowing, hidden_missing_table
@@ -66,13 +65,14 @@ def told_by_the_old_card(response, now):
 def paying(condition, explain=told_by_the_old_card):
     """A redeem_gift_card whose write is guarded by `condition`, and whose refusals `explain(error response, now)`
     words."""
+    status = {"ExpressionAttributeNames": {"#s": "status"}} if "#s" in condition else {}
+    active = {":active": "active"} if ":active" in condition else {}
+
     def redeem_gift_card(table, card, amount, now):
-        values = {":a": amount, ":now": now, ":active": "active"}
         try:
             table.update_item(Key=card_key(card), UpdateExpression="SET balance = balance - :a",
-                              ConditionExpression=condition,
-                              ExpressionAttributeNames={"#s": "status"} if "#s" in condition else {},
-                              ExpressionAttributeValues={key: value for key, value in values.items() if key in condition},
+                              ConditionExpression=condition, **status,
+                              ExpressionAttributeValues={":a": amount, ":now": now, **active},
                               ReturnValuesOnConditionCheckFailure="ALL_OLD")
             return "ok"
         except ClientError as error:
@@ -91,13 +91,11 @@ def register_that_lets_the_refusal_escape(table, username, user_id):
     return True
 
 
-def test_correct_solutions_pass(lab):
-    registered, paid = check_register(register), check_redeem_gift_card(redeem_gift_card)
+def test_a_correct_register_passes(lab):
+    registered = check_register(register)
     assert registered.passed, registered.message
-    assert paid.passed, paid.message
     assert "held in 15 runs of up to 50 concurrent calls" in registered.message
     assert registered.message.endswith("and in all 2 orders of the exhaustive stage")
-    assert paid.message.endswith("and in all 2 orders of the exhaustive stage")
 
 
 def test_the_exhaustive_stage_catches_the_notebooks_starting_register_on_every_run(lab, run):
