@@ -1,9 +1,10 @@
 """The notebook 22 checkers catch the notebook's own read-then-write starting code and pass correct solutions."""
 
 import pytest
+from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
-from helpers.checks.p22 import WALLET, check_redeem, check_register, check_spend
+from helpers.checks.p22 import card_key, check_redeem, check_redeem_gift_card, check_register
 from support import notebook_functions, refused, swallowing, hidden_missing_table
 
 NOTEBOOK = "22-conditional-writes.ipynb"
@@ -13,17 +14,6 @@ def register(table, username, user_id):
     try:
         table.put_item(Item={"PK": f"USERNAME#{username}", "SK": "USERNAME", "user_id": user_id},
                        ConditionExpression="attribute_not_exists(PK)")
-        return True
-    except ClientError as error:
-        if not refused(error):
-            raise
-        return False
-
-
-def spend(table, amount):
-    try:
-        table.update_item(Key=WALLET, UpdateExpression="SET credits = credits - :a", ConditionExpression="credits >= :a",
-                          ExpressionAttributeValues={":a": amount})
         return True
     except ClientError as error:
         if not refused(error):
@@ -54,35 +44,58 @@ def redeem_keyed_by_the_coupon_alone(table, code, user, order):
         return False
 
 
+CONDITION = "#s = :active AND expires_at > :now AND balance >= :a"
+
+
+def reason(old, now):
+    """Why a payment was refused, from the card DynamoDB returned (None: there was no card)."""
+    if old is None:
+        return "unknown"
+    card = {name: TypeDeserializer().deserialize(value) for name, value in old.items()}
+    if card["status"] != "active":
+        return "inactive"
+    return "expired" if now >= card["expires_at"] else "insufficient"
+
+
+def told_by_the_old_card(response, now):
+    """The refusal's reason from the card it carries, if any."""
+    return reason(response.get("Item"), now)
+
+
+def paying(condition, explain=told_by_the_old_card):
+    """A redeem_gift_card whose write is guarded by `condition`, and whose refusals `explain(error response, now)`
+    words."""
+    status = {"ExpressionAttributeNames": {"#s": "status"}} if "#s" in condition else {}
+    active = {":active": "active"} if ":active" in condition else {}
+
+    def redeem_gift_card(table, card, amount, now):
+        try:
+            table.update_item(Key=card_key(card), UpdateExpression="SET balance = balance - :a",
+                              ConditionExpression=condition, **status,
+                              ExpressionAttributeValues={":a": amount, ":now": now, **active},
+                              ReturnValuesOnConditionCheckFailure="ALL_OLD")
+            return "ok"
+        except ClientError as error:
+            if not refused(error):
+                raise
+            return explain(error.response, now)
+    return redeem_gift_card
+
+
+redeem_gift_card = paying(CONDITION)
+
+
 def register_that_lets_the_refusal_escape(table, username, user_id):
     table.put_item(Item={"PK": f"USERNAME#{username}", "SK": "USERNAME", "user_id": user_id},
                    ConditionExpression="attribute_not_exists(PK)")
     return True
 
 
-def spend_that_says_yes_when_refused(table, amount):
-    spend(table, amount)
-    return True
-
-
-def spend_checked_in_code_for_small_amounts(table, amount):
-    """Broken only below 6 credits a spend: the exhaustive stage (spends of 6) cannot see it, the stress stage must."""
-    if amount >= 6:
-        return spend(table, amount)
-    if table.get_item(Key=WALLET)["Item"]["credits"] < amount:
-        return False
-    table.update_item(Key=WALLET, UpdateExpression="SET credits = credits - :a",
-                      ExpressionAttributeValues={":a": amount})
-    return True
-
-
-def test_correct_solutions_pass(lab):
-    registered, spent = check_register(register), check_spend(spend)
+def test_a_correct_register_passes(lab):
+    registered = check_register(register)
     assert registered.passed, registered.message
-    assert spent.passed, spent.message
     assert "held in 15 runs of up to 50 concurrent calls" in registered.message
     assert registered.message.endswith("and in all 2 orders of the exhaustive stage")
-    assert spent.message.endswith("and in all 2 orders of the exhaustive stage")
 
 
 def test_the_exhaustive_stage_catches_the_notebooks_starting_register_on_every_run(lab, run):
@@ -97,36 +110,29 @@ def test_the_exhaustive_stage_catches_the_notebooks_starting_register_on_every_r
     assert str(report).startswith("FAIL register: alice: GetItem -> ")
 
 
-def test_the_exhaustive_stage_catches_the_notebooks_starting_spend_on_every_run(lab, run):
-    starting_spend, = notebook_functions(NOTEBOOK, "spend")
-    report = check_spend(starting_spend)
+def test_the_exhaustive_stage_catches_the_notebooks_starting_gift_card_on_every_run(lab, run):
+    starting, = notebook_functions(NOTEBOOK, "redeem_gift_card")
+    report = check_redeem_gift_card(starting)
     assert not report.passed
     assert report.message == (
-        "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: credits -2 after 2 accepted "
-        "spends of 6 from 10 (in 4 of the 6 orders in which alice and bob's requests can reach DynamoDB)")
+        "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: card GC-1 holds -2 after 2 accepted "
+        "payments (6, 6) from 10. Why: the balance was checked in code, not in the write's ConditionExpression "
+        "(balance >= :amount) (in 4 of the 6 orders in which alice and bob's requests can reach DynamoDB)")
     assert report.schedule == ("alice", "bob", "alice", "bob")
 
 
 def test_the_failing_order_replays_in_the_step_through_panel(lab):
-    starting_spend, = notebook_functions(NOTEBOOK, "spend")
-    report = check_spend(starting_spend)
-    panel = report.replay()
+    starting, = notebook_functions(NOTEBOOK, "redeem_gift_card")
+    panel = check_redeem_gift_card(starting).replay()
     assert panel.history == ["alice: GetItem", "bob: GetItem", "alice: UpdateItem", "bob: UpdateItem"]
     assert panel.stepper.ok is False
     assert panel.verdict.endswith("the invariant is BROKEN")
 
 
-@pytest.mark.stress
-def test_the_stress_stage_catches_what_two_calls_cannot_show_with_the_overdrawn_balance(lab, run):
-    report = check_spend(spend_checked_in_code_for_small_amounts)
-    assert not report.passed
-    assert report.message.startswith("credits -")
-    assert "accepted spends of 5 from 10 (with " in report.message
-
-
 def test_the_notebooks_solutions_pass(lab):
-    register_solution, spend_solution = notebook_functions(NOTEBOOK, "register_solution", "spend_solution")
-    for report in check_register(register_solution), check_spend(spend_solution):
+    register_solution, gift_card_solution = notebook_functions(NOTEBOOK, "register_solution",
+                                                               "redeem_gift_card_solution")
+    for report in check_register(register_solution), check_redeem_gift_card(gift_card_solution):
         assert report.passed, report.message
         assert report.message.endswith("and in all 2 orders of the exhaustive stage")
 
@@ -138,25 +144,18 @@ def test_a_refusal_that_escapes_as_an_exception_is_reported(lab):
                                      "The conditional request failed (instead of returning False) (in 2 of the 2 ")
 
 
-def test_saying_yes_to_a_refused_spend_is_caught(lab):
-    report = check_spend(spend_that_says_yes_when_refused)
-    assert not report.passed
-    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: credits 4 after 2 accepted spends of 6 "
-                                     "from 10 (in 2 of the 2 orders")
-
-
 def test_the_failing_order_is_drawn_among_every_order(lab):
-    starting_spend, = notebook_functions(NOTEBOOK, "spend")
-    figure = check_spend(starting_spend).figure()
-    assert figure.layout.title.text == "4 of 6 possible orders break spend"
+    starting, = notebook_functions(NOTEBOOK, "redeem_gift_card")
+    figure = check_redeem_gift_card(starting).figure()
+    assert figure.layout.title.text == "4 of 6 possible orders break redeem_gift_card"
     rows = {y for bar in figure.data if bar.type == "bar" for y in bar.y}
     assert rows == {f"order {n}" for n in range(1, 7)}
 
 
 def test_a_failing_stress_run_can_be_plotted_one_bar_per_call(lab):
-    report = check_spend(spend_checked_in_code_for_small_amounts)
+    report = check_redeem_gift_card(paying("#s = :active AND expires_at >= :now AND balance >= :a"))
     figure = report.figure()
-    assert sum(len(bar.y) for bar in figure.data) == report.calls == len(report.log)
+    assert sum(len(bar.y) for bar in figure.data) == report.calls == len(report.log) == 5
     assert report.message in figure.layout.title.text
 
 
@@ -165,8 +164,8 @@ def test_a_checker_asks_for_the_function_itself(lab):
         check_register("register")
 
 
-@pytest.mark.parametrize("checker, solution", [(check_register, register), (check_spend, spend),
-                                               (check_redeem, redeem)], ids=["register", "spend", "redeem"])
+@pytest.mark.parametrize("checker, solution", [(check_register, register), (check_redeem_gift_card, redeem_gift_card),
+                                               (check_redeem, redeem)], ids=["register", "redeem_gift_card", "redeem"])
 def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution):
     report = checker(swallowing(solution))
     assert not report.passed
@@ -205,34 +204,54 @@ def test_a_redemption_keyed_by_the_coupon_alone_is_caught(lab):
                                      "the table records it for no order")
 
 
-def spend_refusing_what_leaves_zero(table, amount):
-    """Broken: `credits > :a` refuses the spend that would leave exactly 0."""
-    try:
-        table.update_item(Key=WALLET, UpdateExpression="SET credits = credits - :a", ConditionExpression="credits > :a",
-                          ExpressionAttributeValues={":a": amount})
-        return True
-    except ClientError as error:
-        if not refused(error):
-            raise
-        return False
-
-
-def spend_with_a_typo(table, amount):
-    """Broken: `+` is not an UpdateExpression operator here, so DynamoDB refuses the request itself."""
-    table.update_item(Key=WALLET, UpdateExpression="SET credits = :a + credits - :a - :a",
-                      ConditionExpression="credits >= :a + :a", ExpressionAttributeValues={":a": amount})
-    return True
-
-
-def test_a_spend_that_refuses_to_leave_zero_is_caught_at_the_boundary(lab):
-    report = check_spend(spend_refusing_what_leaves_zero)
+def test_a_payment_that_refuses_to_leave_zero_is_caught_at_the_boundary(lab):
+    report = check_redeem_gift_card(paying("#s = :active AND expires_at > :now AND balance > :a"))
     assert not report.passed
-    assert report.message == ("only 1 of 2 spends of 5 were accepted from 10 credits, though 2 fit; 5 credits were "
-                              "left: a spend that leaves exactly 0 must be accepted (credits >= :a, not credits > :a) "
+    assert report.message == ("GC-1 paying 5 at now=1000 was refused as 'insufficient', though the card still held 5 "
+                              "at the end: a payment that leaves exactly 0 must be accepted (balance >= :amount, not >) "
                               "(with 2 concurrent calls)")
 
 
-def test_raised_carries_dynamodbs_message(lab):
-    report = check_spend(spend_with_a_typo)
+def test_a_payment_at_the_moment_of_expiry_is_caught(lab):
+    report = check_redeem_gift_card(paying("#s = :active AND expires_at >= :now AND balance >= :a"))
     assert not report.passed
-    assert "spend raised ValidationException: Invalid ConditionExpression: Syntax error; token: \"+\"" in report.message
+    assert report.message == ("GC-EXPIRED paying 1 at now=2000 was told 'ok', but the card expires at 2000: "
+                              "expected 'expired': a card is expired from its expires_at on (expires_at > :now, not >=) "
+                              "(with 5 concurrent calls)")
+
+
+def test_a_condition_that_never_looks_at_the_status_pays_from_a_blocked_card(lab):
+    report = check_redeem_gift_card(paying("attribute_exists(PK) AND expires_at > :now AND balance >= :a"))
+    assert not report.passed
+    assert report.message.startswith("GC-BLOCKED paying 1 at now=1000 was told 'ok', but the card's status is "
+                                     "'blocked': expected 'inactive'")
+
+
+def test_refusals_that_are_not_told_apart_are_caught(lab):
+    report = check_redeem_gift_card(paying(CONDITION, explain=lambda response, now: "insufficient"))
+    assert not report.passed
+    assert report.message.startswith("GC-EXPIRED paying 1 at now=2000 was told 'insufficient', but the card expires "
+                                     "at 2000: expected 'expired'")
+
+
+def test_reading_the_refused_item_of_a_card_that_does_not_exist_is_named(lab):
+    report = check_redeem_gift_card(paying(CONDITION, explain=lambda response, now: reason(response["Item"], now)))
+    assert not report.passed
+    assert report.message.startswith("redeem_gift_card raised KeyError: 'Item' (GC-NONE paying 1 at now=1000). Why: a "
+                                     "card that does not exist has no old item")
+
+
+def test_a_function_that_refuses_everything_is_told_it_accepts_nothing(lab):
+    report = check_redeem_gift_card(paying("#s = :active AND expires_at < :now AND balance >= :a"))
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: GC-1 paying 6 at now=1000 was refused as "
+                                     "'insufficient', though the card still held 10 at the end; no payment was accepted "
+                                     "at all (in 2 of the 2 orders")
+
+
+def test_raised_carries_dynamodbs_message(lab):
+    report = check_redeem_gift_card(paying("status = :active AND expires_at > :now AND balance >= :a"))
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: redeem_gift_card raised "
+                                     "ValidationException: Invalid ConditionExpression: Attribute name is a reserved "
+                                     "keyword; reserved keyword: status (GC-1 paying 6 at now=1000)")

@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 from nbclient import NotebookClient
 
 from helpers.checks import Report
-from helpers.checks.p22 import WALLET, check_spend
+from helpers.checks.p22 import check_register
 from helpers.progress import progress_table
 from support import refused
 
@@ -19,10 +19,10 @@ CHECKS = Path(__file__).resolve().parent.parent / "helpers" / "checks"
 NOTEBOOKS = CHECKS.parent.parent / "notebooks"
 
 
-def spend(table, amount):
+def register(table, username, user_id):
     try:
-        table.update_item(Key=WALLET, UpdateExpression="SET credits = credits - :a", ConditionExpression="credits >= :a",
-                          ExpressionAttributeValues={":a": amount})
+        table.put_item(Item={"PK": f"USERNAME#{username}", "SK": "USERNAME", "user_id": user_id},
+                       ConditionExpression="attribute_not_exists(PK)")
         return True
     except ClientError as error:
         if not refused(error):
@@ -30,7 +30,7 @@ def spend(table, amount):
         return False
 
 
-def spend_that_crashes(table, amount):
+def register_that_crashes(table, username, user_id):
     raise RuntimeError("not written yet")
 
 
@@ -57,52 +57,52 @@ def test_every_checker_of_the_lab_has_one_row_in_its_notebook_not_tried_before_a
 
 
 def test_a_failed_run_is_tried_a_pass_is_passed_and_a_later_failure_keeps_the_pass(lab):
-    assert not check_spend(spend_that_crashes).passed
-    assert row("22-conditional-writes.ipynb", "spend")["status"] == "tried"
-    assert check_spend(spend).passed
-    assert row("22-conditional-writes.ipynb", "spend")["status"] == "passed"
-    assert not check_spend(spend_that_crashes).passed
-    after = row("22-conditional-writes.ipynb", "spend")
+    assert not check_register(register_that_crashes).passed
+    assert row("22-conditional-writes.ipynb", "register")["status"] == "tried"
+    assert check_register(register).passed
+    assert row("22-conditional-writes.ipynb", "register")["status"] == "passed"
+    assert not check_register(register_that_crashes).passed
+    after = row("22-conditional-writes.ipynb", "register")
     assert after["status"] == "passed" and pd.Timestamp(after["last run"]).tzinfo is not None
     assert row("23-optimistic-locking.ipynb", "withdraw")["status"] == "not tried"
 
 
-def spend_solution(table, amount):
-    return spend(table, amount)
+def register_solution(table, username, user_id):
+    return register(table, username, user_id)
 
 
 def test_a_solution_run_records_only_that_it_was_shown_and_never_a_pass(lab):
-    assert check_spend(spend_solution).passed
-    shown = row("22-conditional-writes.ipynb", "spend")
+    assert check_register(register_solution).passed
+    shown = row("22-conditional-writes.ipynb", "register")
     assert (shown["status"], shown["attempts"], shown["latest result"]) == ("solution shown", 0, "")
     assert shown["last run"] == ""
 
 
 def test_a_later_solution_run_never_overwrites_the_learners_own_result(lab):
-    assert not check_spend(spend_that_crashes).passed
-    tried = row("22-conditional-writes.ipynb", "spend")
-    assert check_spend(spend_solution).passed
-    after = row("22-conditional-writes.ipynb", "spend")
+    assert not check_register(register_that_crashes).passed
+    tried = row("22-conditional-writes.ipynb", "register")
+    assert check_register(register_solution).passed
+    after = row("22-conditional-writes.ipynb", "register")
     assert (after["status"], after["attempts"], after["latest result"]) == ("tried, solution shown", 1, "FAIL")
     assert after["last run"] == tried["last run"]
-    assert check_spend(spend).passed and check_spend(spend).passed
-    mine = row("22-conditional-writes.ipynb", "spend")
+    assert check_register(register).passed and check_register(register).passed
+    mine = row("22-conditional-writes.ipynb", "register")
     assert (mine["status"], mine["attempts"], mine["latest result"]) == ("passed", 3, "PASS")
 
 
 def test_a_broken_progress_file_is_one_warning_and_a_fresh_file_never_a_failed_exercise(lab, progress_file, capsys):
     progress_file.write_text("{not json")
-    report = check_spend(spend_that_crashes)
+    report = check_register(register_that_crashes)
     warning = capsys.readouterr().err.strip().splitlines()
     assert "not written yet" in report.message
     assert len(warning) == 1 and "starting a fresh progress file" in warning[0] and str(progress_file) in warning[0]
-    assert list(json.loads(progress_file.read_text())["runs"]) == ["p22.check_spend"]
+    assert list(json.loads(progress_file.read_text())["runs"]) == ["p22.check_register"]
 
 
 def test_a_progress_file_that_cannot_be_written_is_one_warning_saying_what_to_set(lab, monkeypatch, tmp_path, capsys):
     (tmp_path / "a-file").write_text("")
     monkeypatch.setenv("DYNAMODB_LAB_PROGRESS", str(tmp_path / "a-file" / "progress.json"))
-    report = check_spend(spend_that_crashes)
+    report = check_register(register_that_crashes)
     warning = capsys.readouterr().err.strip().splitlines()
     assert not report.passed
     assert len(warning) == 1 and "set DYNAMODB_LAB_PROGRESS to a writable file" in warning[0]
@@ -110,7 +110,7 @@ def test_a_progress_file_that_cannot_be_written_is_one_warning_saying_what_to_se
 
 @pytest.mark.parametrize("passed", [True, False])
 def test_a_report_made_outside_a_checker_is_not_recorded(progress_file, passed):
-    Report("spend", passed, "made by hand", 0, pd.DataFrame())
+    Report("register", passed, "made by hand", 0, pd.DataFrame())
     assert not progress_file.exists()
 
 

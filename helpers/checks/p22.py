@@ -4,10 +4,7 @@ from . import attack
 
 TABLE = "p22-conditional-writes"
 USERNAME = {"PK": "USERNAME#neo", "SK": "USERNAME"}
-WALLET = {"PK": "USER#alice", "SK": "PROFILE"}
-CREDITS = 10
 COUPON = "SAVE10"
-SPEND = 5  # the stress stage's spends: two fit in 10 credits, leaving exactly 0
 
 
 def check_register(register):
@@ -27,37 +24,6 @@ def check_register(register):
 
     return attack("register", register, setup, lambda table, n: [(table, "neo", f"user-{i}") for i in range(n)], invariant,
                   orders_of=lambda table: [(table, "neo", who) for who in ("alice", "bob")])
-
-
-def check_spend(spend):
-    """Attack spend(table, amount): 2 spends of 6 from 10 credits in every order, then many spends of 5 at once (two
-    fit, the second leaving exactly 0)."""
-    def setup():
-        table = fresh_table(TABLE)
-        table.put_item(Item={**WALLET, "credits": CREDITS, "status": "active"})
-        return table
-
-    def invariant(table, log):
-        if log["error"].notna().any():
-            return f"spend raised {log['error'].dropna().iloc[0]} (instead of returning False)"
-        amount = log["args"].iloc[0][1]
-        accepted = int((log["result"] == True).sum())  # noqa: E712
-        credits = table.get_item(Key=WALLET, ConsistentRead=True)["Item"]["credits"]
-        fit = min(len(log), CREDITS // amount)
-        if credits < 0 or credits != CREDITS - amount * accepted or accepted > fit:
-            return f"credits {credits} after {accepted} accepted spends of {amount} from {CREDITS}"
-        if accepted < fit:
-            why = (": a spend that leaves exactly 0 must be accepted (credits >= :a, not credits > :a)"
-                   if credits == amount else "")
-            return (f"only {accepted} of {len(log)} spends of {amount} were accepted from {CREDITS} credits, though "
-                    f"{fit} fit; {credits} credits were left{why}")
-        return None
-
-    def two_that_can_overdraw(table):
-        """Two spends of 6: either alone fits in 10 credits, both together overdraw."""
-        return [(table, 6)] * 2
-
-    return attack("spend", spend, setup, lambda table, n: [(table, SPEND)] * n, invariant, orders_of=two_that_can_overdraw)
 
 
 def times(n):
@@ -95,3 +61,143 @@ def check_redeem(redeem):
         return [(table, COUPON, "ana", "order-1"), (table, COUPON, "ana", "order-2")]
 
     return attack("redeem", redeem, setup, uses, invariant, orders_of=one_user_twice)
+
+
+SHARED = "GC-1"
+SHARED_PAYMENT = 5  # the stress stage's payments on the shared card: two fit in its 10, the second leaving exactly 0
+ANSWERS = ("ok", "unknown", "inactive", "expired", "insufficient")
+CARDS = {  # card: (status, balance, expires_at)
+    SHARED: ("active", 10, 2000),
+    "GC-LAST": ("active", 3, 2000),
+    "GC-EXPIRED": ("active", 10, 2000),
+    "GC-BLOCKED": ("blocked", 10, 2000),
+    "GC-SMALL": ("active", 5, 2000),
+    "GC-DEAD": ("blocked", 10, 2000),
+}
+ONE_EACH = [  # (card, amount, now): one payment on each other card, and GC-NONE, which does not exist
+    ("GC-LAST", 3, 1999),      # its whole balance in its last second: ok
+    ("GC-EXPIRED", 1, 2000),   # now == expires_at: expired
+    ("GC-BLOCKED", 1, 1000),   # would fit, but the card is blocked: inactive
+    ("GC-SMALL", 7, 1000),     # 7 from 5: insufficient
+    ("GC-NONE", 1, 1000),      # no such card: unknown
+    ("GC-DEAD", 50, 2500),     # blocked, expired and too small at once: inactive comes first
+]
+
+
+def card_key(card):
+    """The gift card's item key."""
+    return {"PK": f"CARD#{card}", "SK": "CARD"}
+
+
+def paid(card, amount, now):
+    """One call in words, as a message names it: 'GC-1 paying 6 at now=1000'."""
+    return f"{card} paying {amount} at now={now}"
+
+
+def rule_words(card, due):
+    """Why a card must refuse, in words: 'the card expires at 2000'."""
+    if due == "unknown":
+        return "the card does not exist"
+    status, _, expires_at = CARDS[card]
+    return f"the card's status is {status!r}" if due == "inactive" else f"the card expires at {expires_at}"
+
+
+def rule_refusal(card, now):
+    """The refusal a card's status and expiry dictate, whatever the balance, or None if only the balance decides."""
+    if card not in CARDS:
+        return "unknown"
+    status, _, expires_at = CARDS[card]
+    if status != "active":
+        return "inactive"
+    return "expired" if now >= expires_at else None
+
+
+def raised_problem(log):
+    """What a call raised, with the likely cause, or None."""
+    errors = log[log["error"].notna()]
+    if not len(errors):
+        return None
+    (_, card, amount, now), error = errors["args"].iloc[0], errors["error"].iloc[0]
+    why = (". Why: a card that does not exist has no old item, so the refusal carries no 'Item': use "
+           "error.response.get('Item')" if error.startswith("KeyError: 'Item'") else
+           " (a refusal is an answer: return its reason)" if error.startswith("ConditionalCheckFailed") else "")
+    return f"redeem_gift_card raised {error} ({paid(card, amount, now)}){why}"
+
+
+def answer_problem(row_args, result):
+    """Why one call's answer breaks the card's status and expiry rules (order: unknown, inactive, expired), or None."""
+    _, card, amount, now = row_args
+    if result not in ANSWERS:
+        return f"{paid(card, amount, now)} returned {result!r}: return 'ok' or the reason, one of {', '.join(ANSWERS[1:])}"
+    due = rule_refusal(card, now)
+    if due and result != due:
+        why = {"expired": ": a card is expired from its expires_at on (expires_at > :now, not >=)",
+               "unknown": ". Why: UpdateItem creates a missing item; a condition on the card's attributes refuses it"
+               }.get(due, "") if result == "ok" else ""
+        return f"{paid(card, amount, now)} was told {result!r}, but {rule_words(card, due)}: expected {due!r}{why}"
+    if not due and result not in ("ok", "insufficient"):
+        return (f"{paid(card, amount, now)} was told {result!r}, but the card is active and not expired at {now}: "
+                "expected 'ok' or 'insufficient'")
+    return None
+
+
+def card_problem(table, card, calls):
+    """Whether one card's balance is what its accepted payments left, and no refused payment fit; or None."""
+    item = table.get_item(Key=card_key(card), ConsistentRead=True).get("Item")
+    if card not in CARDS:
+        return f"{paid(*calls[0][0][1:])} created card {card}, which did not exist" if item else None
+    start = CARDS[card][1]
+    accepted = [args[2] for args, result in calls if result == "ok"]
+    if item is None:
+        return f"card {card} no longer exists after {len(calls)} payments: a payment must never delete the card"
+    balance = item["balance"]
+    if balance < 0 or balance != start - sum(accepted):
+        why = (". Why: the balance was checked in code, not in the write's ConditionExpression (balance >= :amount)"
+               if balance < 0 else "")
+        return (f"card {card} holds {balance} after {len(accepted)} accepted payments "
+                f"({', '.join(map(str, accepted)) or 'none'}) from {start}{why}")
+    for args, result in calls:
+        if result == "insufficient" and args[2] <= balance:
+            why = (": a payment that leaves exactly 0 must be accepted (balance >= :amount, not >)"
+                   if args[2] == balance else "")
+            none = "; no payment was accepted at all" if not accepted else ""
+            return (f"{paid(*args[1:])} was refused as 'insufficient', though the card still held {balance} at the "
+                    f"end{why}{none}")
+    return None
+
+
+def check_redeem_gift_card(redeem_gift_card):
+    """Attack redeem_gift_card(table, card, amount, now): two payments of 6 from a card of 10 in every order, then
+    many payments of 5 at once beside one payment on each card that must be refused (or accepted at a boundary)."""
+    def setup():
+        table = fresh_table(TABLE)
+        for card, (status, balance, expires_at) in CARDS.items():
+            table.put_item(Item={**card_key(card), "status": status, "balance": balance, "expires_at": expires_at})
+        return table
+
+    def payments(table, n):
+        """Two payments on the shared card, one on each other card, then the rest on the shared card again."""
+        shared = (table, SHARED, SHARED_PAYMENT, 1000)
+        others = [(table, *call) for call in ONE_EACH]
+        return ([shared, shared] + others + [shared] * n)[:n]
+
+    def invariant(table, log):
+        problem = raised_problem(log)
+        if problem:
+            return problem
+        for args, result in zip(log["args"], log["result"]):
+            problem = answer_problem(args, result)
+            if problem:
+                return problem
+        calls = list(zip(log["args"], log["result"]))
+        for card in dict.fromkeys(args[1] for args in log["args"]):
+            problem = card_problem(table, card, [call for call in calls if call[0][1] == card])
+            if problem:
+                return problem
+        return None
+
+    def two_that_can_overdraw(table):
+        """Two payments of 6: either alone fits in the card's 10, both together overdraw it."""
+        return [(table, SHARED, 6, 1000)] * 2
+
+    return attack("redeem_gift_card", redeem_gift_card, setup, payments, invariant, orders_of=two_that_can_overdraw)
