@@ -234,6 +234,16 @@ def test_record_that_swallows_its_refusal_is_told_a_tie_is_not_a_new_best(lab):
                               "return False for a score equal to the best (with 2 concurrent calls)")
 
 
+def test_a_best_stored_as_text_is_told_to_store_the_number(lab):
+    def record_as_text(table, player, score):
+        return recording("attribute_not_exists(best) OR best < :s")(table, player, str(score))
+
+    report = check_record(record_as_text)
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: lee's best is '90', not 90: store the "
+                                     "score itself, as a number, in best")
+
+
 def test_record_that_swallows_every_error_is_told_which_error_it_hid(lab):
     report = check_record(swallowing(recording("attribute_not_exists(best) OR best < :s")))
     assert not report.passed

@@ -110,9 +110,11 @@ def best_problem(table, player, before, log):
     if stored is None:
         return f"{player} has no best stored after {called(log, first_top)} (it should be {best})"
     if stored != best:
-        writers = [called(log, i) for i, score, _ in rows if score == stored] or ["a call"]
-        return (f"{player}'s best is {shown(stored)}, not {best}: {' or '.join(writers)} overwrote a higher best "
-                f"with a lower score. Why: {OVERWRITTEN}")
+        writers = [called(log, i) for i, score, _ in rows if score == stored]
+        if isinstance(stored, Decimal) and stored < best and writers:
+            return (f"{player}'s best is {shown(stored)}, not {best}: {' or '.join(writers)} overwrote a higher best "
+                    f"with a lower score. Why: {OVERWRITTEN}")
+        return f"{player}'s best is {shown(stored)}, not {best}: store the score itself, as a number, in best"
     return None
 
 
