@@ -186,7 +186,7 @@ def test_a_condition_without_attribute_not_exists_refuses_a_first_score(lab):
     assert not report.passed and report.schedule == ("alice", "bob")
     assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: alice's record('lee', 90) returned False "
                                      "on lee, who had no best yet: record refused a new best")
-    assert "if your condition compares best, it needs attribute_not_exists(best) OR ..." in report.message
+    assert "let a missing best through with attribute_not_exists(best) OR ..." in report.message
 
 
 def test_record_that_refuses_everything_is_told_it_refused_a_new_best(lab):

@@ -101,9 +101,8 @@ def best_problem(table, player, before, log):
     best = top if before is None else max(before, top)
     first_top = next(i for i, score, _ in rows if score == top)
     if (before is None or top > before) and not any(result for _, score, result in rows if score == top):
-        missing = ("; a player with no best has no item, and a comparison with an attribute that does not exist is "
-                   "false: if your condition compares best, it needs attribute_not_exists(best) OR ..."
-                   if before is None else "")
+        missing = ("; a player with no best has no item: if your condition compares best, let a missing best "
+                   "through with attribute_not_exists(best) OR ..." if before is None else "")
         return (f"{called(log, first_top)} returned False on {had}: record refused a new best (a score above the "
                 f"best must be stored and return True){missing}")
     stored = table.get_item(Key=best_key(player), ConsistentRead=True).get("Item", {}).get("best")
