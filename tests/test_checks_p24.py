@@ -1,11 +1,10 @@
 """The notebook 24 checkers fail the racy versions and pass the atomic ones."""
 from botocore.exceptions import ClientError
 
-from helpers.checks.p24 import LIMIT, check_allow, check_buy, check_next_invoice, window_key
+from helpers.checks.p24 import LIMIT, best_key, check_allow, check_buy, check_record, window_key
 from support import notebook_functions, swallowing, hidden_missing_table
 
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
-INVOICE = {"PK": "SEQUENCE#invoice", "SK": "COUNTER"}
 
 
 def buy_checked_in_code(table):
@@ -33,18 +32,6 @@ def buy_that_raises_when_sold_out(table):
     return True
 
 
-def next_invoice_read_then_put(table):
-    item = table.get_item(Key=INVOICE).get("Item", {"next": 0})
-    table.put_item(Item={**INVOICE, "next": item["next"] + 1})
-    return item["next"] + 1
-
-
-def next_invoice_with_add(table):
-    answer = table.update_item(Key=INVOICE, UpdateExpression="ADD #n :one", ExpressionAttributeNames={"#n": "next"},
-                               ExpressionAttributeValues={":one": 1}, ReturnValues="UPDATED_NEW")
-    return int(answer["Attributes"]["next"])
-
-
 def test_buy_checked_in_code_is_caught_overselling(lab):
     report = check_buy(buy_checked_in_code)
     assert not report.passed and "were told they bought one" in report.message
@@ -60,21 +47,6 @@ def test_buy_that_raises_for_sold_out_is_told_to_return_false(lab):
     assert not report.passed and "instead of returning False" in report.message
 
 
-def test_next_invoice_read_then_put_hands_out_a_number_twice(lab):
-    report = check_next_invoice(next_invoice_read_then_put)
-    assert not report.passed and "handed out twice" in report.message
-
-
-def test_next_invoice_with_add_passes(lab):
-    report = check_next_invoice(next_invoice_with_add)
-    assert report.passed, report.message
-
-
-def test_next_invoice_returning_nothing_is_told_what_to_return(lab):
-    report = check_next_invoice(lambda table: None)
-    assert not report.passed and "return the new number itself" in report.message
-
-
 NOTEBOOK = "24-atomic-counters.ipynb"
 RACE = "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: "
 
@@ -87,17 +59,9 @@ def test_the_notebooks_starting_buy_is_caught_in_the_same_order_every_run(lab, r
                               "the 6 orders in which alice and bob's requests can reach DynamoDB)")
 
 
-def test_the_notebooks_starting_next_invoice_is_caught_in_the_same_order_every_run(lab, run):
-    starting_next_invoice, = notebook_functions(NOTEBOOK, "next_invoice")
-    report = check_next_invoice(starting_next_invoice)
-    assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
-    assert report.message == (RACE + "2 callers got [1, 1]: [1] handed out twice (in 4 of the 6 orders in which alice "
-                              "and bob's requests can reach DynamoDB)")
-
-
 def test_the_notebooks_solutions_pass_both_stages(lab):
-    buy_solution, next_invoice_solution = notebook_functions(NOTEBOOK, "buy_solution", "next_invoice_solution")
-    for report in (check_buy(buy_solution), check_next_invoice(next_invoice_solution)):
+    buy_solution, record_solution = notebook_functions(NOTEBOOK, "buy_solution", "record_solution")
+    for report in (check_buy(buy_solution), check_record(record_solution)):
         assert report.passed, report.message
         assert report.message.endswith("and in all 2 orders of the exhaustive stage")
 
@@ -187,10 +151,106 @@ def test_the_notebooks_allow_solution_passes_both_stages(lab):
     assert report.message.endswith("and in all 2 orders of the exhaustive stage")
 
 
+def test_the_notebooks_starting_record_is_caught_in_the_same_order_every_run(lab, run):
+    starting_record, = notebook_functions(NOTEBOOK, "record")
+    report = check_record(starting_record)
+    assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message.startswith(RACE + "lee's best is 70, not 90: bob's record('lee', 70) overwrote a higher "
+                                     "best with a lower score. Why: a write replaces whatever best")
+    assert report.message.endswith("(in 2 of the 6 orders in which alice and bob's requests can reach DynamoDB)")
 
-def test_every_checker_names_the_error_a_function_that_swallows_everything_hid(lab):
-    for check, exercise, solution in ((check_buy, "buy", buy_with_a_floor),
-                                      (check_next_invoice, "next_invoice", next_invoice_with_add)):
-        report = check(swallowing(solution))
-        assert not report.passed
-        assert report.message.startswith(hidden_missing_table(exercise))
+
+def recording(condition):
+    """A record() that makes one update of the best under `condition` and reports a refusal as False."""
+    def record(table, player, score):
+        try:
+            table.update_item(Key=best_key(player), UpdateExpression="SET best = :s", ConditionExpression=condition,
+                              ExpressionAttributeValues={":s": score})
+            return True
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return False
+    return record
+
+
+def test_a_condition_that_lets_a_tie_through_is_told_a_tie_is_not_a_new_best(lab):
+    report = check_record(recording("attribute_not_exists(best) OR best <= :s"))
+    assert not report.passed
+    assert report.message == ("alice's record('kim', 50) returned True on kim's best of 50: a tie is not a new best: "
+                              "return False for a score equal to the best (with 2 concurrent calls)")
+
+
+def test_a_condition_without_attribute_not_exists_refuses_a_first_score(lab):
+    report = check_record(recording("best < :s"))
+    assert not report.passed and report.schedule == ("alice", "bob")
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: alice's record('lee', 90) returned False "
+                                     "on lee, who had no best yet: record refused a new best")
+    assert "let a missing best through with attribute_not_exists(best) OR ..." in report.message
+
+
+def test_record_that_refuses_everything_is_told_it_refused_a_new_best(lab):
+    report = check_record(lambda table, player, score: False)
+    assert not report.passed
+    assert report.message.startswith("before any request: alice's record('lee', 90) returned False on lee, who had "
+                                     "no best yet: record refused a new best (a score above the best must be stored "
+                                     "and return True)")
+
+
+def test_a_comparison_the_wrong_way_round_is_caught_in_both_orders(lab):
+    report = check_record(recording("attribute_not_exists(best) OR best > :s"))
+    assert not report.passed and report.schedule == ("alice", "bob")
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: lee's best is 70, not 90: bob's "
+                                     "record('lee', 70) overwrote a higher best with a lower score. Why: ")
+    assert report.message.endswith("(in 2 of the 2 orders in which alice and bob's requests can reach DynamoDB)")
+
+
+def test_a_condition_on_the_wrong_attribute_lets_a_lower_score_overwrite(lab):
+    report = check_record(recording("attribute_not_exists(score) OR score < :s"))
+    assert not report.passed and report.schedule == ("alice", "bob")
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: lee's best is 70, not 90: bob's "
+                                     "record('lee', 70) overwrote a higher best with a lower score")
+
+
+def test_a_first_score_put_after_a_read_is_caught_overwriting(lab):
+    guarded = recording("best < :s")
+
+    def record_first_in_code(table, player, score):
+        if "Item" not in table.get_item(Key=best_key(player)):
+            table.put_item(Item={**best_key(player), "best": score})
+            return True
+        return guarded(table, player, score)
+
+    report = check_record(record_first_in_code)
+    assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message.startswith(RACE + "lee's best is 70, not 90")
+
+
+def test_record_that_swallows_its_refusal_is_told_a_tie_is_not_a_new_best(lab):
+    guarded = recording("attribute_not_exists(best) OR best < :s")
+    report = check_record(lambda table, player, score: guarded(table, player, score) or True)
+    assert not report.passed
+    assert report.message == ("alice's record('kim', 50) returned True on kim's best of 50: a tie is not a new best: "
+                              "return False for a score equal to the best (with 2 concurrent calls)")
+
+
+def test_a_best_stored_as_text_is_told_to_store_the_number(lab):
+    def record_as_text(table, player, score):
+        return recording("attribute_not_exists(best) OR best < :s")(table, player, str(score))
+
+    report = check_record(record_as_text)
+    assert not report.passed
+    assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: lee's best is '90', not 90: store the "
+                                     "score itself, as a number, in best")
+
+
+def test_record_that_swallows_every_error_is_told_which_error_it_hid(lab):
+    report = check_record(swallowing(recording("attribute_not_exists(best) OR best < :s")))
+    assert not report.passed
+    assert report.message.startswith(hidden_missing_table("record"))
+
+
+def test_buy_that_swallows_every_error_is_told_which_error_it_hid(lab):
+    report = check_buy(swallowing(buy_with_a_floor))
+    assert not report.passed
+    assert report.message.startswith(hidden_missing_table("buy"))

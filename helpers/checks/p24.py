@@ -2,11 +2,10 @@
 from decimal import Decimal
 
 from ..tables import fresh_table
-from . import attack
+from . import CLIENT_NAMES, attack
 
 TABLE = "p24-atomic-counters"
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
-INVOICE = {"PK": "SEQUENCE#invoice", "SK": "COUNTER"}
 STARTING_STOCK = 10
 LAST_ONE = 1
 
@@ -37,25 +36,105 @@ def check_buy(buy):
                   explore_setup=shop(LAST_ONE))
 
 
-def check_next_invoice(next_invoice):
-    """Attack next_invoice(table): two callers in every order, then n at once, must get exactly 1..n, each once."""
-    def setup():
-        return fresh_table(TABLE)
+PLAYERS_BEST = {"kim": 50}  # lee has no best yet
+HIGH_SCORES = (("kim", 50), ("lee", 20), ("kim", 51), ("lee", 20), ("kim", 49))
+OVERWRITTEN = ("a write replaces whatever best is there when it lands, unless its ConditionExpression refuses it: "
+               "compare in that condition, not in code on a best read earlier")
 
-    def invariant(table, log):
-        if log["error"].notna().any():
-            return f"next_invoice raised {log['error'].dropna().iloc[0]}"
-        odd = [r for r in log["result"] if not isinstance(r, (int, Decimal)) or isinstance(r, bool)]
+
+def best_key(player):
+    """The key of `player`'s best-score item."""
+    return {"PK": f"PLAYER#{player}", "SK": "BEST"}
+
+
+def leaderboard():
+    """setup() for the high scores: kim's best is 50, lee has none; state is (table, {player: best})."""
+    table = fresh_table(TABLE)
+    for player, best in PLAYERS_BEST.items():
+        table.put_item(Item={**best_key(player), "best": best})
+    return table, dict(PLAYERS_BEST)
+
+
+def scores(state, n):
+    """n scores: kim's tie with her best, one just above it and one below; lee's first scores, each sent twice."""
+    table, _ = state
+    return [(table, player, score + 5 * (i // len(HIGH_SCORES)))
+            for i, (player, score) in ((i, HIGH_SCORES[i % len(HIGH_SCORES)]) for i in range(n))]
+
+
+def lees_first_two(state):
+    """lee's first two scores, the higher one first."""
+    table, _ = state
+    return [(table, "lee", 90), (table, "lee", 70)]
+
+
+def shown(value):
+    """A stored number as a learner wrote it (70, not Decimal('70')); anything else as its repr."""
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return str(int(value))
+    return repr(value)
+
+
+def called(log, i):
+    """Call i of the run in words: "bob's record('kim', 70)" (calls past the eighth by number)."""
+    _, player, score = log["args"][i]
+    who = CLIENT_NAMES[i] if len(log) <= len(CLIENT_NAMES) else f"call {i}"
+    return f"{who}'s record({player!r}, {score})"
+
+
+def best_problem(table, player, before, log):
+    """What broke the high-score contract for `player` (who had the best `before`, or None), or None."""
+    rows = [(i, score, result) for i, ((_, who, score), result) in enumerate(zip(log["args"], log["result"]))
+            if who == player]
+    had = f"{player}'s best of {before}" if before is not None else f"{player}, who had no best yet"
+    for i, score, result in rows:
+        if result and before is not None and score <= before:
+            why = ("a tie is not a new best: return False for a score equal to the best" if score == before
+                   else "a lower score never becomes the best")
+            return f"{called(log, i)} returned True on {had}: {why}"
+    for score in sorted({score for _, score, _ in rows}):
+        told = [called(log, i) for i, s, result in rows if s == score and result]
+        if len(told) > 1:
+            return (f"{' and '.join(told)} {'both' if len(told) == 2 else 'all'} returned True: only one {score} can "
+                    f"become {player}'s best, a tie with it returns False")
+    top = max(score for _, score, _ in rows)
+    best = top if before is None else max(before, top)
+    first_top = next(i for i, score, _ in rows if score == top)
+    if (before is None or top > before) and not any(result for _, score, result in rows if score == top):
+        missing = ("; a player with no best has no item: if your condition compares best, let a missing best "
+                   "through with attribute_not_exists(best) OR ..." if before is None else "")
+        return (f"{called(log, first_top)} returned False on {had}: record refused a new best (a score above the "
+                f"best must be stored and return True){missing}")
+    stored = table.get_item(Key=best_key(player), ConsistentRead=True).get("Item", {}).get("best")
+    if stored is None:
+        return f"{player} has no best stored after {called(log, first_top)} (it should be {best})"
+    if stored != best:
+        writers = [called(log, i) for i, score, _ in rows if score == stored]
+        if isinstance(stored, Decimal) and stored < best and writers:
+            return (f"{player}'s best is {shown(stored)}, not {best}: {' or '.join(writers)} overwrote a higher best "
+                    f"with a lower score. Why: {OVERWRITTEN}")
+        return f"{player}'s best is {shown(stored)}, not {best}: store the score itself, as a number, in best"
+    return None
+
+
+def check_record(record):
+    """Attack record(table, player, score): a best score only goes up, a new best returns True, a tie or less False."""
+    def invariant(state, log):
+        table, before = state
+        errors = log["error"].dropna()
+        if len(errors):
+            return f"{called(log, errors.index[0])} raised {errors.iloc[0]} (instead of returning True or False)"
+        odd = [i for i, result in enumerate(log["result"]) if not isinstance(result, bool)]
         if odd:
-            return f"next_invoice returned {odd[0]!r}; return the new number itself"
-        numbers = sorted(int(r) for r in log["result"])
-        if numbers != list(range(1, len(log) + 1)):
-            repeated = sorted({n for n in numbers if numbers.count(n) > 1})
-            return (f"{len(log)} callers got {numbers}" + (f": {repeated} handed out twice" if repeated else ""))
+            return f"{called(log, odd[0])} returned {log['result'][odd[0]]!r}: return True or False"
+        for player in sorted({player for _, player, _ in log["args"]}):
+            problem = best_problem(table, player, before.get(player), log)
+            if problem:
+                return problem
         return None
 
-    # Two callers on a counter that does not exist yet: both can read "none" and hand out 1.
-    return attack("next_invoice", next_invoice, setup, lambda table, n: [(table,)] * n, invariant, orders_of=2)
+    # A lower score can erase a higher one when both beat the best, here none yet: the two clients send 90 and 70.
+    return attack("record", record, leaderboard, scores, invariant, orders_of=lees_first_two)
 
 
 LIMIT = 3
