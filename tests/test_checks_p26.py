@@ -104,8 +104,7 @@ def sign_up_one_put_at_a_time(table, user_id, email, phone):
 
 
 def change_email(table, user_id, new_email, guards=("user_id = :me", "email = :old")):
-    """A correct change: release, reservation and profile update in one transaction, the release guarded by
-    `guards` (the old sentinel's condition, the profile's condition; None for no condition)."""
+    """A correct change in one transaction; `guards`: the old sentinel's and the profile's conditions (None: none)."""
     old_email = table.get_item(Key=profile_key(user_id), ConsistentRead=True)["Item"]["email"]
     release = {"TableName": table.name, "Key": sentinel_key(old_email)}
     update = {"TableName": table.name, "Key": profile_key(user_id), "UpdateExpression": "SET email = :new",

@@ -40,8 +40,7 @@ def winners(log):
 
 
 def value_problem(table, attribute, sk, nouns, normalise):
-    """What breaks 'one profile per value, one sentinel per profile, each naming the other' for one unique
-    attribute (email or phone), or None; `nouns` names one value and several."""
+    """What breaks 'one profile per value, one sentinel per profile, each naming the other' for `attribute`, or None."""
     noun, plural = nouns
     profiles = table.scan(FilterExpression=Attr("SK").eq("PROFILE"), ConsistentRead=True)["Items"]
     sentinels = table.scan(FilterExpression=Attr("SK").eq(sk), ConsistentRead=True)["Items"]
@@ -75,8 +74,7 @@ def contested_calls(table, n):
 
 
 def sign_up_calls(table, n):
-    """n sign-ups: u0, u2, ... want the contested address (in its spellings), u1, u3, ... the contested phone number;
-    every other value is the user's own, and free."""
+    """n sign-ups: even users want the contested address (spelled three ways), odd ones the contested phone number."""
     return [(table, f"u{i}", SPELLINGS[i // 2 % len(SPELLINGS)], f"+1555{2000 + i}") if i % 2 == 0
             else (table, f"u{i}", f"u{i}@example.com", CONTESTED_PHONE) for i in range(n)]
 
@@ -131,21 +129,26 @@ def wrong_value(table, user_id, answer, values):
     return f"{user_id} was told {answer!r}: its {noun} {value} was taken, but {holder}{why}"
 
 
+def unowned(table, user_id, values):
+    """For a user told 'ok': its first sentinel that names someone else or is missing, as a message, or None."""
+    for _, _, key in values:
+        owner = owner_of(table, key)
+        if owner != user_id:
+            return f"{user_id} was told 'ok', but the sentinel {key['PK']} names {owner!r}"
+    return None
+
+
 def answer_problem(table, log):
-    """What is wrong with a call's answer, given the table it left: 'ok' without both sentinels, a refusal naming
-    a value nobody else holds, or an answer that is none of 'ok', 'email', 'phone'; or None."""
+    """The first answer the table contradicts ('ok' without both sentinels, a refusal naming a free value), or None."""
     for (_, user_id, email, phone), result, gone in zip(log["args"], log["result"], log["crashed"]):
         values = (("address", email.lower(), sentinel_key(email)), ("phone number", phone, phone_key(phone)))
         if gone:
             continue
         if result not in ANSWERS:
             return f"{user_id}'s sign-up returned {result!r}; return 'ok', 'email' or 'phone'"
-        if result == "ok":
-            for _, _, key in values:
-                if owner_of(table, key) != user_id:
-                    return f"{user_id} was told 'ok', but the sentinel {key['PK']} names {owner_of(table, key)!r}"
-        elif wrong_value(table, user_id, result, values):
-            return wrong_value(table, user_id, result, values)
+        wrong = unowned(table, user_id, values) if result == "ok" else wrong_value(table, user_id, result, values)
+        if wrong:
+            return wrong
     return None
 
 
