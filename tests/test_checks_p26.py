@@ -1,10 +1,11 @@
-"""The notebook 26 checkers pass sentinel transactions and catch check-then-write and case-sensitive sentinels."""
+"""The notebook 26 checkers pass sentinel transactions and catch check-then-write, case-sensitive sentinels, misread
+CancellationReasons and unguarded releases of an old address."""
 import pytest
 from boto3.dynamodb.conditions import Attr
 from botocore.exceptions import ClientError
 
 from helpers.checks.p26 import (check_change_user_email, check_claim_handle, check_sign_up_user, handle_key,
-                                profile_key, sentinel_key)
+                                phone_key, profile_key, sentinel_key)
 from support import notebook_functions, swallowing, hidden_missing_table
 
 pytestmark = pytest.mark.stress
@@ -19,66 +20,114 @@ def refused(error):
     return True
 
 
-def sign_up(table, user_id, email, fold_case=True):
-    """A correct sign-up: profile and case-folded sentinel in one transaction."""
-    sentinel = sentinel_key(email) if fold_case else {"PK": f"EMAIL#{email}", "SK": "EMAIL"}
+def sign_up_actions(table, user_id, email, phone, fold_case=True):
+    """The three Puts of a sign-up, each with attribute_not_exists(PK): profile, email sentinel, phone sentinel."""
+    email_key = sentinel_key(email) if fold_case else {"PK": f"EMAIL#{email}", "SK": "EMAIL"}
+    items = ({**profile_key(user_id), "email": email, "phone": phone}, {**email_key, "user_id": user_id},
+             {**phone_key(phone), "user_id": user_id})
+    return [{"Put": {"TableName": table.name, "Item": item, "ConditionExpression": "attribute_not_exists(PK)"}}
+            for item in items]
+
+
+def reason_codes(error):
+    """The cancelled transaction's reason codes, one per action; anything but a cancellation is re-raised."""
+    if error.response["Error"]["Code"] != "TransactionCanceledException":
+        raise error
+    return [reason["Code"] for reason in error.response["CancellationReasons"]]
+
+
+def sign_up(table, user_id, email, phone, fold_case=True, names=(None, "email", "phone")):
+    """A correct sign-up: one transaction, and the refused value read from its action's reason (`names` by position)."""
     try:
-        table.meta.client.transact_write_items(TransactItems=[
-            {"Put": {"TableName": table.name, "Item": {**profile_key(user_id), "email": email},
-                     "ConditionExpression": "attribute_not_exists(PK)"}},
-            {"Put": {"TableName": table.name, "Item": {**sentinel, "user_id": user_id},
-                     "ConditionExpression": "attribute_not_exists(PK)"}},
-        ])
-        return True
+        table.meta.client.transact_write_items(TransactItems=sign_up_actions(table, user_id, email, phone, fold_case))
+        return "ok"
     except ClientError as error:
-        return not refused(error)
+        codes = reason_codes(error)
+        return next(name for name, code in zip(names, codes) if code == "ConditionalCheckFailed")
 
 
-def sign_up_keeping_case(table, user_id, email):
-    """Broken: the sentinel key keeps the case, so spellings do not collide."""
-    return sign_up(table, user_id, email, fold_case=False)
+def sign_up_keeping_case(table, user_id, email, phone):
+    """Broken: the email sentinel's key keeps the case, so spellings do not collide."""
+    return sign_up(table, user_id, email, phone, fold_case=False)
 
 
-def sign_up_after_a_scan(table, user_id, email):
-    """Broken: scans for the address first, then writes."""
-    taken = table.scan(FilterExpression=Attr("email").eq(email.lower()) | Attr("email").eq(email))["Items"]
-    if taken:
-        return False
-    table.put_item(Item={**profile_key(user_id), "email": email})
-    table.put_item(Item={**sentinel_key(email), "user_id": user_id})
-    return True
+def sign_up_reading_reasons_from_zero(table, user_id, email, phone):
+    """Broken: reads the reasons as if the email sentinel were the first action, forgetting the profile's."""
+    return sign_up(table, user_id, email, phone, names=("email", "phone", None))
 
 
-def change_email(table, user_id, new_email):
-    """A correct change: guarded release, reservation and profile update in one transaction."""
+def sign_up_always_blaming_the_email(table, user_id, email, phone):
+    """Broken: one transaction, but every refusal is reported as the email, whatever the reasons say."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=sign_up_actions(table, user_id, email, phone))
+        return "ok"
+    except ClientError as error:
+        reason_codes(error)
+        return "email"
+
+
+def sign_up_refusing_everyone(table, user_id, email, phone):
+    """Broken: the sentinels' condition is attribute_exists(PK), which no free value meets."""
+    actions = sign_up_actions(table, user_id, email, phone)
+    for action in actions[1:]:
+        action["Put"]["ConditionExpression"] = "attribute_exists(PK)"
+    try:
+        table.meta.client.transact_write_items(TransactItems=actions)
+        return "ok"
+    except ClientError as error:
+        return "email" if reason_codes(error)[1] == "ConditionalCheckFailed" else "phone"
+
+
+def sign_up_conditioning_the_wrong_attribute(table, user_id, email, phone):
+    """Broken: the phone sentinel's condition is attribute_not_exists(phone), which a sentinel never has."""
+    actions = sign_up_actions(table, user_id, email, phone)
+    actions[2]["Put"]["ConditionExpression"] = "attribute_not_exists(phone)"
+    try:
+        table.meta.client.transact_write_items(TransactItems=actions)
+        return "ok"
+    except ClientError as error:
+        return "email" if reason_codes(error)[1] == "ConditionalCheckFailed" else "phone"
+
+
+def sign_up_one_put_at_a_time(table, user_id, email, phone):
+    """Broken: each sentinel is its own conditional PutItem, then the profile; a refused phone keeps the email's."""
+    profile, *sentinels = sign_up_actions(table, user_id, email, phone)
+    for name, action in zip(("email", "phone"), sentinels):
+        try:
+            table.put_item(Item=action["Put"]["Item"], ConditionExpression="attribute_not_exists(PK)")
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return name
+    table.put_item(Item=profile["Put"]["Item"])
+    return "ok"
+
+
+def change_email(table, user_id, new_email, guards=("user_id = :me", "email = :old")):
+    """A correct change in one transaction; `guards`: the old sentinel's and the profile's conditions (None: none)."""
     old_email = table.get_item(Key=profile_key(user_id), ConsistentRead=True)["Item"]["email"]
+    release = {"TableName": table.name, "Key": sentinel_key(old_email)}
+    update = {"TableName": table.name, "Key": profile_key(user_id), "UpdateExpression": "SET email = :new",
+              "ExpressionAttributeValues": {":new": new_email}}
+    for action, condition, values in ((release, guards[0], {":me": user_id}), (update, guards[1], {":old": old_email})):
+        if condition:
+            action["ConditionExpression"] = condition
+            action["ExpressionAttributeValues"] = {**action.get("ExpressionAttributeValues", {}), **values}
     try:
         table.meta.client.transact_write_items(TransactItems=[
-            {"Delete": {"TableName": table.name, "Key": sentinel_key(old_email),
-                        "ConditionExpression": "user_id = :me", "ExpressionAttributeValues": {":me": user_id}}},
+            {"Delete": release},
             {"Put": {"TableName": table.name, "Item": {**sentinel_key(new_email), "user_id": user_id},
                      "ConditionExpression": "attribute_not_exists(PK)"}},
-            {"Update": {"TableName": table.name, "Key": profile_key(user_id), "UpdateExpression": "SET email = :new",
-                        "ConditionExpression": "email = :old",
-                        "ExpressionAttributeValues": {":new": new_email, ":old": old_email}}},
+            {"Update": update},
         ])
         return True
     except ClientError as error:
         return not refused(error)
 
 
-def change_email_in_steps(table, user_id, new_email):
-    """Broken: reserves the new address but never releases the old one."""
-    try:
-        table.put_item(Item={**sentinel_key(new_email), "user_id": user_id},
-                       ConditionExpression="attribute_not_exists(PK)")
-    except ClientError as error:
-        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-            raise
-        return False
-    table.update_item(Key=profile_key(user_id), UpdateExpression="SET email = :new",
-                      ExpressionAttributeValues={":new": new_email})
-    return True
+def change_email_without_a_guard(table, user_id, new_email):
+    """Broken: one transaction, but nothing checks that the old address is still this user's."""
+    return change_email(table, user_id, new_email, guards=(None, None))
 
 
 def test_a_sentinel_transaction_passes_both_checkers(lab):
@@ -87,46 +136,65 @@ def test_a_sentinel_transaction_passes_both_checkers(lab):
     assert changed.passed, changed.message
 
 
-def test_checking_with_a_scan_first_lets_several_users_win(lab, run):
-    report = check_sign_up_user(sign_up_after_a_scan)
+@pytest.mark.parametrize("wrong, message", [
+    (sign_up_keeping_case, "2 users were told they got neo@example.com (u0, u1)"),
+    (sign_up_reading_reasons_from_zero, "u1 was told 'phone': its phone number +15552001 was taken, but no sentinel "
+                                        "holds it. Why: it was the address neo@example.com that was taken (by u0): "
+                                        "CancellationReasons has one entry per action"),
+    (sign_up_always_blaming_the_email, "was told 'email': its address u"),
+    (sign_up_refusing_everyone, "nobody got neo@example.com, though it was free: every sign-up that wanted it was "
+                                "refused (u0 'email', u1 'email'); the first to arrive must get it (does a condition "
+                                "refuse every sign-up?)"),
+    (sign_up_conditioning_the_wrong_attribute, "users were told they got +15550100"),
+    (sign_up_one_put_at_a_time, "PutItem (then the client crashes)"),
+], ids=lambda value: getattr(value, "__name__", "message"))
+def test_a_wrong_sign_up_is_caught_with_its_cause(lab, wrong, message):
+    report = check_sign_up_user(wrong)
     assert not report.passed
-    assert "users were told they got" in report.message
-
-
-def test_a_sentinel_without_case_folding_is_caught(lab):
-    report = check_sign_up_user(sign_up_keeping_case)
-    assert not report.passed
-
-
-def test_a_change_that_forgets_the_old_sentinel_leaves_an_orphan(lab):
-    report = check_change_user_email(change_email_in_steps)
-    assert not report.passed
-    assert "sentinel" in report.message
+    assert message in report.message
 
 
 def test_the_notebooks_starting_sign_up_is_caught_in_every_order(lab, run):
     starting_sign_up, = notebook_functions(NOTEBOOK, "sign_up_user")
     report = check_sign_up_user(starting_sign_up)
-    assert report.schedule == ("alice",) * 3 + ("bob",) * 3
+    assert report.schedule == ("alice", "alice", "bob", "alice", "bob", "bob")
     assert report.message == (
-        "alice: Scan -> alice: PutItem -> alice: PutItem -> bob: Scan -> bob: PutItem -> bob: PutItem: 2 users were "
-        "told they got neo@example.com (u0, u1) (in 80 of the 80 orders in which alice and bob's requests can reach "
-        "DynamoDB)")
+        "alice: GetItem -> alice: GetItem -> bob: GetItem -> alice: TransactWriteItems -> bob: GetItem -> bob: "
+        "TransactWriteItems: 2 users were told they got neo@example.com (u0, u1) (in 54 of the 58 orders in which "
+        "alice and bob's requests can reach DynamoDB)")
 
 
-def test_the_notebooks_starting_change_is_caught_leaving_an_orphan_in_every_order(lab, run):
+def test_two_changes_by_one_user_with_no_guard_on_the_old_address_are_caught(lab):
+    report = check_change_user_email(change_email_without_a_guard)
+    assert report.schedule == ("alice", "bob", "alice", "bob")
+    assert report.message == (
+        "alice: GetItem -> bob: GetItem -> alice: TransactWriteItems -> bob: TransactWriteItems: the sentinel "
+        "EMAIL#neo@example.com names user 'u0', whose profile does not have that address. Why: both of u0's changes "
+        "were told yes, and each released u0@example.com: guard the old address in the transaction (`user_id = :me` "
+        "on the old sentinel's Delete, or `email = :old` on the profile's Update), so that the change that comes "
+        "second is refused (in 4 of the 6 orders in which alice and bob's requests can reach DynamoDB)")
+
+
+@pytest.mark.parametrize("guards", [("user_id = :me", None), (None, "email = :old")], ids=["sentinel", "profile"])
+def test_either_guard_on_the_old_address_is_enough(lab, guards):
+    report = check_change_user_email(lambda table, user_id, new_email: change_email(table, user_id, new_email, guards))
+    assert report.passed, report.message
+
+
+def test_the_notebooks_starting_change_is_caught_keeping_the_old_sentinel_in_every_order(lab, run):
     starting_change, = notebook_functions(NOTEBOOK, "change_user_email")
     report = check_change_user_email(starting_change)
-    assert report.schedule == ("alice", "alice", "bob")
+    assert report.schedule == ("alice", "alice", "bob", "bob")
     assert report.message == (
-        "alice: PutItem -> alice: UpdateItem -> bob: PutItem: the sentinel EMAIL#u0@example.com names user 'u0', "
-        "whose profile does not have that address (in 4 of the 4 orders in which alice and bob's requests can reach "
-        "DynamoDB)")
+        "alice: PutItem -> alice: UpdateItem -> bob: PutItem -> bob: UpdateItem: the sentinel EMAIL#neo@example.com "
+        "names user 'u0', whose profile does not have that address. Why: u0 moved off u0@example.com but its "
+        "sentinel is still there: release the old address (a Delete of its sentinel) in the same transaction as the "
+        "change (in 6 of the 6 orders in which alice and bob's requests can reach DynamoDB)")
 
 
 def test_the_notebooks_solutions_pass_both_stages(lab):
-    _, sign_up_solution, change_solution = notebook_functions(
-        NOTEBOOK, "address_taken", "sign_up_user_solution", "change_user_email_solution")
+    sign_up_solution, _, change_solution = notebook_functions(
+        NOTEBOOK, "sign_up_user_solution", "address_taken", "change_user_email_solution")
     signed_up, changed = check_sign_up_user(sign_up_solution), check_change_user_email(change_solution)
     assert signed_up.passed and signed_up.message.endswith("and in all 6 orders of the exhaustive stage")
     assert changed.passed and changed.message.endswith("and in all 6 orders of the exhaustive stage")
@@ -200,19 +268,6 @@ def test_the_notebooks_claim_handle_solution_passes(lab):
     assert report.message.endswith("and in all 2 orders of the exhaustive stage")
 
 
-def sign_up_sentinel_then_profile(table, user_id, email):
-    """Broken: the sentinel and the profile in two requests; a crash between them leaves an orphan sentinel."""
-    try:
-        table.put_item(Item={"PK": f"EMAIL#{email.lower()}", "SK": "EMAIL", "user_id": user_id},
-                       ConditionExpression="attribute_not_exists(PK)")
-    except ClientError as error:
-        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-            raise
-        return False
-    table.put_item(Item={"PK": f"USER#{user_id}", "SK": "PROFILE", "email": email})
-    return True
-
-
 def claim_handle_refusing_everyone(table, user_id, handle):
     """Broken: the profile condition `attribute_exists(handle)` refuses every first claim."""
     try:
@@ -227,15 +282,6 @@ def claim_handle_refusing_everyone(table, user_id, handle):
         if error.response["Error"]["Code"] != "TransactionCanceledException":
             raise
         return False
-
-
-def test_a_sentinel_and_profile_written_apart_are_caught_by_a_crash_between_them(lab):
-    report = check_sign_up_user(sign_up_sentinel_then_profile)
-    assert not report.passed
-    assert report.message.startswith("alice: PutItem (then the client crashes) -> bob: PutItem: the sentinel "
-                                     "EMAIL#neo@example.com "
-                                     "names user 'u0', whose profile does not have that address. Why: u0's call "
-                                     "crashed between its writes")
 
 
 def test_a_claim_that_refuses_every_handle_is_caught(lab):

@@ -2,11 +2,15 @@
 from boto3.dynamodb.conditions import Attr
 
 from ..tables import fresh_table
-from . import attack
+from . import attack, exhaustive
 
 TABLE = "p26-unique-constraints"
 CONTESTED = "neo@example.com"
 SPELLINGS = ("neo@example.com", "Neo@Example.com", "NEO@EXAMPLE.COM")
+CONTESTED_PHONE = "+15550100"
+ANSWERS = ("ok", "email", "phone")
+REASONS_HINT = ("CancellationReasons has one entry per action, in the order of TransactItems: find the action whose "
+                "Code is ConditionalCheckFailed")
 
 
 def profile_key(user_id):
@@ -17,6 +21,11 @@ def profile_key(user_id):
 def sentinel_key(email):
     """The key of the sentinel item that reserves an email address (case-folded)."""
     return {"PK": f"EMAIL#{email.lower()}", "SK": "EMAIL"}
+
+
+def phone_key(phone):
+    """The key of the sentinel item that reserves a phone number."""
+    return {"PK": f"PHONE#{phone}", "SK": "PHONE"}
 
 
 def raised(log):
@@ -30,29 +39,49 @@ def winners(log):
     return [args[1] for args, result in zip(log["args"], log["result"]) if result is True]
 
 
-def table_problem(table):
-    """What breaks 'one profile per address, one sentinel per profile, each naming the other', or None."""
+def value_problem(table, attribute, sk, nouns, normalise):
+    """What breaks 'one profile per value, one sentinel per profile, each naming the other' for `attribute`, or None."""
+    noun, plural = nouns
     profiles = table.scan(FilterExpression=Attr("SK").eq("PROFILE"), ConsistentRead=True)["Items"]
-    sentinels = table.scan(FilterExpression=Attr("SK").eq("EMAIL"), ConsistentRead=True)["Items"]
+    sentinels = table.scan(FilterExpression=Attr("SK").eq(sk), ConsistentRead=True)["Items"]
     owners = {}
     for profile in profiles:
-        address = profile["email"].lower()
-        if address in owners:
-            return f"{owners[address]} and {profile['PK']} both have the address {address}"
-        owners[address] = profile["PK"]
+        if attribute not in profile:
+            continue
+        value = normalise(profile[attribute])
+        if value in owners:
+            return f"{owners[value]} and {profile['PK']} both have the {noun} {value}"
+        owners[value] = profile["PK"]
     for sentinel in sentinels:
-        address = sentinel["PK"].removeprefix("EMAIL#")
-        if owners.get(address) != f"USER#{sentinel.get('user_id')}":
+        value = sentinel["PK"].removeprefix(f"{sk}#")
+        if owners.get(value) != f"USER#{sentinel.get('user_id')}":
             return (f"the sentinel {sentinel['PK']} names user {sentinel.get('user_id')!r}, "
-                    "whose profile does not have that address")
+                    f"whose profile does not have that {noun}")
     if len(sentinels) != len(owners):
-        return f"{len(owners)} addresses are in use but {len(sentinels)} sentinels exist"
+        return f"{len(owners)} {plural} are in use but {len(sentinels)} sentinels exist"
     return None
+
+
+def table_problem(table):
+    """What breaks the pairing of profiles and sentinels, for addresses and then phone numbers, or None."""
+    return (value_problem(table, "email", "EMAIL", ("address", "addresses"), str.lower)
+            or value_problem(table, "phone", "PHONE", ("phone number", "phone numbers"), str))
 
 
 def contested_calls(table, n):
     """n users u0..u(n-1) each claiming the contested address, in its several spellings."""
     return [(table, f"u{i}", SPELLINGS[i % len(SPELLINGS)]) for i in range(n)]
+
+
+def sign_up_calls(table, n):
+    """n sign-ups: even users want the contested address (spelled three ways), odd ones the contested phone number."""
+    return [(table, f"u{i}", SPELLINGS[i // 2 % len(SPELLINGS)], f"+1555{2000 + i}") if i % 2 == 0
+            else (table, f"u{i}", f"u{i}@example.com", CONTESTED_PHONE) for i in range(n)]
+
+
+def one_address_two_users(table):
+    """The exhaustive stage: u0 and u1 want the contested address in two spellings, each with its own phone number."""
+    return [(table, "u0", SPELLINGS[0], "+15552000"), (table, "u1", SPELLINGS[1], "+15552001")]
 
 
 def crashed(log):
@@ -64,27 +93,76 @@ def split_write(log, problem):
     """The problem, with its cause when a call crashed between two writes that belong together."""
     if problem and crashed(log):
         return (f"{problem}. Why: {crashed(log)[0]}'s call crashed between its writes, leaving half a sign-up: write "
-                "the profile and the sentinel in one TransactWriteItems, so they happen together or not at all")
+                "the profile and its sentinels in one TransactWriteItems, so they happen together or not at all")
     return problem
 
 
-def check_sign_up_user(sign_up_user):
-    """Attack sign_up_user(table, user_id, email): two users claim one address in two spellings, in every order and
-    with a crash after any write, then many at once."""
-    def invariant(table, log):
-        if raised(log):
-            return raised(log)
-        won = winners(log)
-        if len(won) > 1 or not (won or crashed(log)):
-            return f"{len(won)} users were told they got {CONTESTED} ({', '.join(won) or 'nobody'})"
-        sentinel = table.get_item(Key=sentinel_key(CONTESTED), ConsistentRead=True).get("Item", {})
-        if won and sentinel.get("user_id") != won[0]:
-            return f"{won[0]} won, but the sentinel {sentinel_key(CONTESTED)['PK']} names {sentinel.get('user_id')!r}"
-        return split_write(log, table_problem(table))
+def contest_problem(log, position, value, normalise):
+    """What breaks 'exactly one of the sign-ups that want `value` (argument `position`) gets it', or None."""
+    rows = [(args[1], result, gone) for args, result, gone in zip(log["args"], log["result"], log["crashed"])
+            if normalise(args[position]) == value]
+    won = [user for user, result, _ in rows if result == "ok"]
+    if len(won) > 1:
+        return f"{len(won)} users were told they got {value} ({', '.join(won)})"
+    if rows and not won and not any(gone for _, _, gone in rows):
+        answers = ", ".join(f"{user} {result!r}" for user, result, _ in rows)
+        return (f"nobody got {value}, though it was free: every sign-up that wanted it was refused ({answers}); the "
+                "first to arrive must get it (does a condition refuse every sign-up?)")
+    return None
 
-    # A crash after any write: a sentinel and a profile written in two requests leave half a sign-up.
-    return attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), contested_calls, invariant,
-                  faults=("crash",))
+
+def owner_of(table, key):
+    """The user_id the sentinel at `key` names, or None when there is no sentinel."""
+    return table.get_item(Key=key, ConsistentRead=True).get("Item", {}).get("user_id")
+
+
+def wrong_value(table, user_id, answer, values):
+    """Why a refused user's answer is wrong: the value it names is not held by someone else; or None."""
+    (noun, value, key), (other_noun, other, other_key) = values if answer == "email" else values[::-1]
+    owner = owner_of(table, key)
+    if owner not in (None, user_id):
+        return None
+    holder = "no sentinel holds it" if owner is None else "its sentinel names that user itself"
+    other_owner = owner_of(table, other_key)
+    why = (f". Why: it was the {other_noun} {other} that was taken (by {other_owner}): {REASONS_HINT}"
+           if other_owner not in (None, user_id) else "")
+    return f"{user_id} was told {answer!r}: its {noun} {value} was taken, but {holder}{why}"
+
+
+def unowned(table, user_id, values):
+    """For a user told 'ok': its first sentinel that names someone else or is missing, as a message, or None."""
+    for _, _, key in values:
+        owner = owner_of(table, key)
+        if owner != user_id:
+            return f"{user_id} was told 'ok', but the sentinel {key['PK']} names {owner!r}"
+    return None
+
+
+def answer_problem(table, log):
+    """The first answer the table contradicts ('ok' without both sentinels, a refusal naming a free value), or None."""
+    for (_, user_id, email, phone), result, gone in zip(log["args"], log["result"], log["crashed"]):
+        values = (("address", email.lower(), sentinel_key(email)), ("phone number", phone, phone_key(phone)))
+        if gone:
+            continue
+        if result not in ANSWERS:
+            return f"{user_id}'s sign-up returned {result!r}; return 'ok', 'email' or 'phone'"
+        wrong = unowned(table, user_id, values) if result == "ok" else wrong_value(table, user_id, result, values)
+        if wrong:
+            return wrong
+    return None
+
+
+def check_sign_up_user(sign_up_user):
+    """Attack sign_up_user(table, user_id, email, phone): two users claim one address in two spellings, in every order
+    and with a crash after any write, then many at once, half of them racing for one phone number instead."""
+    def invariant(table, log):
+        return (raised(log) or contest_problem(log, 2, CONTESTED, str.lower)
+                or contest_problem(log, 3, CONTESTED_PHONE, str) or answer_problem(table, log)
+                or split_write(log, table_problem(table)))
+
+    # A crash after any write: sentinels and a profile written in several requests leave half a sign-up.
+    return attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), sign_up_calls, invariant,
+                  orders_of=one_address_two_users, faults=("crash",))
 
 
 def fresh_users(n=50):
@@ -97,9 +175,37 @@ def fresh_users(n=50):
     return table
 
 
+def one_user_two_changes(table):
+    """The first exhaustive stage: u0 changes from u0@example.com to two free addresses at once."""
+    return [(table, "u0", SPELLINGS[0]), (table, "u0", "trinity@example.com")]
+
+
+def both_changes_problem(table, log):
+    """What breaks 'u0 ends with an address it was told yes for, and only that address has a sentinel', or None."""
+    if raised(log):
+        return raised(log)
+    told = [new for (_, _, new), result in zip(log["args"], log["result"]) if result is True]
+    if not told:
+        wanted = " and ".join(new for _, _, new in log["args"])
+        return (f"neither of u0's changes ({wanted}) was applied, though both addresses were free: one of them must "
+                "succeed (does a condition refuse every change?)")
+    email = table.get_item(Key=profile_key("u0"), ConsistentRead=True)["Item"]["email"]
+    if email.lower() not in [new.lower() for new in told]:
+        return f"u0 has the address {email} after being told yes only for {', '.join(told)}"
+    problem = table_problem(table)
+    if problem and owner_of(table, sentinel_key("u0@example.com")):
+        return (f"{problem}. Why: u0 moved off u0@example.com but its sentinel is still there: release the old "
+                "address (a Delete of its sentinel) in the same transaction as the change")
+    if problem and len(told) > 1:
+        return (f"{problem}. Why: both of u0's changes were told yes, and each released u0@example.com: guard the old "
+                "address in the transaction (`user_id = :me` on the old sentinel's Delete, or `email = :old` on the "
+                "profile's Update), so that the change that comes second is refused")
+    return problem
+
+
 def check_change_user_email(change_user_email):
-    """Attack change_user_email(table, user_id, new_email): two users move to one address in every order (with
-    only their two profiles), then many at once."""
+    """Attack change_user_email(table, user_id, new_email): u0 makes two changes at once in every order, then two
+    users move to one address in every order (with only their two profiles), then many at once."""
     def invariant(table, log):
         if raised(log):
             return raised(log)
@@ -113,8 +219,12 @@ def check_change_user_email(change_user_email):
                 return f"{user_id} has the address {email} after {'winning' if user_id == won[0] else 'losing'}"
         return table_problem(table)
 
-    return attack("change_user_email", change_user_email, fresh_users, contested_calls, invariant,
-                  explore_setup=lambda: fresh_users(2))
+    if not callable(change_user_email):
+        raise TypeError(f"Pass your function itself (e.g. change_user_email), not {change_user_email!r}.")
+    same_user, _ = exhaustive("change_user_email", change_user_email, lambda: fresh_users(1), one_user_two_changes,
+                              both_changes_problem)
+    return same_user or attack("change_user_email", change_user_email, fresh_users, contested_calls, invariant,
+                               explore_setup=lambda: fresh_users(2))
 
 
 HANDLES = ("Neo", "trinity")
