@@ -90,13 +90,14 @@ def missed(charges, wanted):
 
 
 CLAIM = "ConditionExpression"  # a piece of every conditional write's body: the knob loses the first claim's answer
+CLAIMS_LOST = ("PutItem", "UpdateItem", None)  # per stress run of a size: a claim by PutItem, by UpdateItem, neither
 
 
 def check_handle(handle):
-    """Attack handle(table, request_id, amount, charge_card): two copies of one request in every order, then copies
-    at once; on the lab server the first conditional write's response (the claim's) is lost in every order, and in
-    the first run of each size, so the SDK resends the claim. The card is charged once, every answer is that charge,
-    only RuntimeError ("retry later") may be raised."""
+    """Attack handle(table, request_id, amount, charge_card): two copies of one request in every order, with any one
+    write's response lost (on the lab server), then copies at once, the first conditional PutItem's response lost in
+    the first run of each size, the first conditional UpdateItem's in the second: either way the SDK resends the claim.
+    The card is charged once, every answer is that charge, only RuntimeError ("retry later") may be raised."""
     if not callable(handle):
         raise TypeError(f"Pass your function itself (e.g. handle), not {handle!r}.")
     lab = connect(quiet=True)
@@ -104,15 +105,16 @@ def check_handle(handle):
     runs = itertools.count()
 
     def request(lose):
-        """A fresh table and card; on the lab server, the next conditional PutItem's response lost if `lose`."""
+        """A fresh table and card; on the lab server, the response of the next conditional `lose` (PutItem or
+        UpdateItem: a claim) lost, or none when `lose` is None."""
         table = fresh_table(TABLE)
         if losing:
-            set_knobs(lab, quiet=True, **({"lose_response": "PutItem", "lose_count": 1, "lose_matching": CLAIM}
+            set_knobs(lab, quiet=True, **({"lose_response": lose, "lose_count": 1, "lose_matching": CLAIM}
                                           if lose else {"lose_response": None}))
         return table, Card()
 
     def setup():
-        return request(next(runs) % TRIES == 0)
+        return request(CLAIMS_LOST[next(runs) % TRIES])
 
     def invariant(state, log):
         table, card = state
@@ -138,7 +140,7 @@ def check_handle(handle):
 
     with knobs(lab, quiet=True) if losing else nullcontext():
         report = attack("handle", handle, setup, lambda state, n: [(state[0], "req-1", AMOUNT, state[1])] * n,
-                        invariant, explore_setup=lambda: request(True))
+                        invariant, explore_setup=lambda: request(None), faults=("lost_response",) if losing else ())
     if not losing and report.passed:
         report.message += (" (no claim's response was lost: only the lab server can lose one, so run this checker "
                            "there for the whole attack)")
