@@ -1,90 +1,154 @@
 """The notebook 27 checkers pass correct solutions and catch the broken ones learners write."""
+import time
 import uuid
 
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks.p27 import check_charge_once, check_handle, check_on_order_paid
+from helpers.checks.p27 import check_handle, check_on_order_paid, check_transfer
 from helpers.knobs import get_knobs
 from support import notebook_functions, refused, swallowing, hidden_missing_table
 
 NOTEBOOK = "27-idempotency-keys.ipynb"
-LEDGER = {"PK": "ACCOUNT#alice", "SK": "LEDGER"}
-
-
-def charge_with_key(table, request_id, amount):
+def transfer_with(table, request_id, source, target, amount, token=None, condition="balance >= :a", on_target=None,
+                  credit="SET balance = balance + :a", credit_values=None):
+    """A transfer as one TransactWriteItems: `token` is its ClientRequestToken (None: botocore makes one per call),
+    `condition` the source's, `on_target` a condition on the target; `credit` and `credit_values` its update."""
+    debit = {"TableName": table.name, "Key": {"PK": f"ACCOUNT#{source}", "SK": "BALANCE"},
+             "UpdateExpression": "SET balance = balance - :a", "ConditionExpression": condition,
+             "ExpressionAttributeValues": {":a": amount}}
+    deposit = {"TableName": table.name, "Key": {"PK": f"ACCOUNT#{target}", "SK": "BALANCE"}, "UpdateExpression": credit,
+               "ExpressionAttributeValues": {":a": amount, **(credit_values or {})},
+               **({"ConditionExpression": on_target} if on_target else {})}
     try:
-        table.update_item(Key=LEDGER, UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a "
-                                                       "ADD requestIds :ids",
-                          ConditionExpression="NOT contains(requestIds, :id)", ExpressionAttributeNames={"#t": "total"},
-                          ExpressionAttributeValues={":c": [amount], ":a": amount, ":ids": {request_id}, ":id": request_id})
+        table.meta.client.transact_write_items(TransactItems=[{"Update": debit}, {"Update": deposit}],
+                                               **({"ClientRequestToken": token} if token else {}))
+        return True
     except ClientError as error:
-        if not refused(error):
+        if error.response["Error"]["Code"] != "TransactionCanceledException":
             raise
+        return False
 
 
-def charge_without_key(table, request_id, amount):
-    table.update_item(Key=LEDGER, UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a",
-                      ExpressionAttributeNames={"#t": "total"}, ExpressionAttributeValues={":c": [amount], ":a": amount})
+def transfer_once(table, request_id, source, target, amount):
+    """A correct transfer: the client's request id is the transaction's token."""
+    return transfer_with(table, request_id, source, target, amount, token=request_id)
 
 
-def charge_that_raises_on_duplicates(table, request_id, amount):
-    table.update_item(Key=LEDGER, UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a "
-                                                   "ADD requestIds :ids",
-                      ConditionExpression="NOT contains(requestIds, :id)", ExpressionAttributeNames={"#t": "total"},
-                      ExpressionAttributeValues={":c": [amount], ":a": amount, ":ids": {request_id}, ":id": request_id})
+def in_every_order(problem, lab, broken=None):
+    """The exhaustive stage's report for a transfer of 30 from acct-0 and the client's retry (on the lab server, with
+    any response lost too)."""
+    orders = 8 if lab.kind == "embedded" else 2
+    return (f"alice: TransactWriteItems -> bob: TransactWriteItems: {problem} (in {broken or orders} of the {orders} "
+            "orders in which alice and bob's requests can reach DynamoDB)")
 
 
-def test_a_charge_carrying_its_key_passes_and_leaves_the_knob_off(lab):
-    report = check_charge_once(charge_with_key)
-    assert report.passed, report.message
-    if lab.kind == "embedded":
-        assert get_knobs(lab)["lose_response"] is None
-
-
-def in_every_order(problem, lab):
-    """The exhaustive stage's report for two copies of one charge (on the lab server, the first response lost)."""
-    steps, orders = ((["alice", "alice", "bob"], 4) if lab.kind == "embedded" else (["alice", "bob"], 2))
-    return (f"{' -> '.join(f'{name}: UpdateItem' for name in steps)}: {problem} (in {orders} of the {orders} orders "
-            "in which alice and bob's requests can reach DynamoDB)")
-
-
-def charged_every_copy(lab):
-    """What a charge without a key leaves after two copies (and, on the lab server, one SDK retry)."""
-    return ("one request (req-0 of 50), sent twice, left charges [50, 50, 50] (total 150)" if lab.kind == "embedded"
-            else "one request (req-0 of 50), sent twice, left charges [50, 50] (total 100)")
+MOVED_TWICE = ("one transfer of 30 from acct-0 to acct-1, sent twice, moved 60 (it should move 30): acct-0 100 -> 40, "
+               "acct-1 10 -> 70. Why: the client's retry was applied as a new transfer (twice in all): pass "
+               "ClientRequestToken=request_id to the one TransactWriteItems (without it, botocore makes a new token "
+               "for each call, which covers only the SDK's own resends of that call)")
 
 
 @pytest.mark.stress
-def test_the_notebooks_starting_charge_is_caught_in_every_order(lab, run):
-    starting_charge, = notebook_functions(NOTEBOOK, "charge_once")
-    report = check_charge_once(starting_charge)
-    assert report.message == in_every_order(charged_every_copy(lab), lab)
+def test_the_notebooks_starting_transfer_is_caught_moving_the_money_twice_in_every_order(lab, run):
+    starting_transfer, = notebook_functions(NOTEBOOK, "transfer")
+    report = check_transfer(starting_transfer)
+    assert report.schedule == ("alice", "bob")
+    assert report.message == in_every_order(MOVED_TWICE, lab)
 
 
-def test_an_unconditional_charge_is_caught_charging_twice(lab):
-    report = check_charge_once(charge_without_key)
+def test_a_transfer_that_must_leave_more_than_0_is_caught_refusing_the_exact_amount():
+    report = check_transfer(lambda *args: transfer_with(*args, token=args[1], condition="balance > :a"))
     assert not report.passed
-    assert report.message == in_every_order(charged_every_copy(lab), lab)
+    assert report.message.startswith(
+        "one transfer of 45 from acct-2 to acct-3, sent twice, moved 0 (it should move 45): acct-2 45 -> 45, acct-3 "
+        "11 -> 11. Why: acct-2 holds exactly 45: a transfer may leave 0 (balance >= :amount, not balance > :amount) "
+        "(with ")
 
 
-def test_a_charge_that_raises_for_a_duplicate_is_caught(lab):
-    report = check_charge_once(charge_that_raises_on_duplicates)
+def test_a_condition_on_the_target_is_caught_refusing_every_transfer(lab):
+    report = check_transfer(lambda *args: transfer_with(*args, token=args[1], condition="attribute_exists(PK)",
+                                                         on_target="balance >= :a"))
     assert not report.passed
     assert report.message == in_every_order(
-        "charge_once raised ConditionalCheckFailedException: The conditional request failed; a duplicate must be answered, not raised", lab)
+        "every call was answered False and nothing moved, though acct-0 holds 100, enough for a transfer of 30: "
+        "refusing every transfer is safe but does nothing; a transfer its source can pay must go through", lab)
 
 
-def claim_then_charge(table, request_id, amount, charge_card, in_progress=RuntimeError, mark=True):
+def test_a_condition_that_the_account_exists_is_caught_overdrawing_it():
+    report = check_transfer(lambda *args: transfer_with(*args, token=args[1], condition="attribute_exists(balance)"))
+    assert not report.passed
+    assert report.message.startswith(
+        "one transfer of 25 from acct-6 to acct-7, sent twice, moved 25 (it should move 0): acct-6 24 -> -1, acct-7 "
+        "13 -> 38. Why: acct-6 held only 24: the debit needs the condition balance >= :amount on the source's balance")
+
+
+def test_a_transfer_that_stamps_the_time_is_caught_by_its_own_token(lab):
+    report = check_transfer(lambda *args: transfer_with(*args, token=args[1],
+                                                         credit="SET balance = balance + :a, lastTransferAt = :now",
+                                                         credit_values={":now": str(time.time_ns())}))
+    assert not report.passed
+    assert report.message == in_every_order(
+        "transfer raised IdempotentParameterMismatchException: DynamoDB rejected the request because you retried a "
+        "request with a different payload but with an idempotent token that was already used. Why: a retry sent the "
+        "same ClientRequestToken with other parameters: build the whole transaction from the call's arguments alone "
+        "(no timestamp, no fresh uuid), so every copy sends the same request", lab)
+
+
+def test_a_token_made_from_the_accounts_and_amount_is_caught_replaying_another_transfer():
+    report = check_transfer(lambda table, request_id, source, target, amount: transfer_with(
+        table, request_id, source, target, amount, token=f"{source}-{target}-{amount}"))
+    assert not report.passed
+    assert ("one transfer of 30 from acct-0 to acct-1, sent twice, moved 0 (it should move 30): acct-0 100 -> 100, "
+            "acct-1 10 -> 10. Why: every call was answered True, so DynamoDB took a request for one it had already "
+            "done: the token must be the request id itself") in report.message
+
+
+def test_a_ledger_item_read_as_insufficient_funds_is_caught_answering_the_retry_false(lab):
+    def transfer_with_ledger(table, request_id, source, target, amount):
+        """A ledger Put keyed by the request id refuses the retry, and the retry's refusal is answered False."""
+        ledger = {"Put": {"TableName": table.name, "Item": {"PK": f"TRANSFER#{request_id}", "SK": "TRANSFER"},
+                          "ConditionExpression": "attribute_not_exists(PK)"}}
+        debit, deposit = ({"Update": {"TableName": table.name, "Key": {"PK": f"ACCOUNT#{name}", "SK": "BALANCE"},
+                                      "UpdateExpression": f"SET balance = balance {sign} :a",
+                                      "ExpressionAttributeValues": {":a": amount}, **condition}}
+                          for name, sign, condition in ((source, "-", {"ConditionExpression": "balance >= :a"}),
+                                                        (target, "+", {})))
+        try:
+            table.meta.client.transact_write_items(TransactItems=[debit, deposit, ledger])
+            return True
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            return False
+
+    report = check_transfer(transfer_with_ledger)
+    assert not report.passed
+    assert report.message == in_every_order(
+        "one transfer of 30 from acct-0 to acct-1, sent twice, moved its 30 once, but the calls were answered True and "
+        "False: every copy of a transfer that took effect must be answered True (a retry asks whether it happened), "
+        "and only a refusal False", lab)
+
+
+HANDLE_ORDERS = 38  # two copies of a claiming handler, with any one write's response lost, on the lab server
+
+
+def claim_then_charge(table, request_id, amount, charge_card, in_progress=RuntimeError, mark=True, claim_by="PutItem"):
     """The claiming handler; `in_progress` is what it raises while another copy works. With `mark`, the claim
-    carries this attempt's own token, so the SDK's resend of a claim whose response was lost is accepted."""
+    carries this attempt's own token, so the SDK's resend of a claim whose response was lost is accepted. claim_by:
+    the claim is a PutItem, or an UpdateItem that sets the same attributes."""
     key = {"PK": f"IDEMPOTENCY#{request_id}", "SK": "RECORD"}
     claim = str(uuid.uuid4())
-    condition = {"ConditionExpression": "attribute_not_exists(PK) OR claim = :mine",
-                 "ExpressionAttributeValues": {":mine": claim}} if mark else {
-                 "ConditionExpression": "attribute_not_exists(PK)"}
+    condition = "attribute_not_exists(PK) OR claim = :mine" if mark else "attribute_not_exists(PK)"
+    values = {":mine": claim} if mark else {}
     try:
-        table.put_item(Item={**key, "status": "IN_PROGRESS", "claim": claim}, **condition)
+        if claim_by == "PutItem":
+            table.put_item(Item={**key, "status": "IN_PROGRESS", "claim": claim}, ConditionExpression=condition,
+                           **({"ExpressionAttributeValues": values} if values else {}))
+        else:
+            table.update_item(Key=key, UpdateExpression="SET #s = :s, claim = :c", ConditionExpression=condition,
+                              ExpressionAttributeNames={"#s": "status"},
+                              ExpressionAttributeValues={**values, ":s": "IN_PROGRESS", ":c": claim})
     except ClientError as error:
         if not refused(error):
             raise
@@ -102,23 +166,33 @@ def claim_then_charge(table, request_id, amount, charge_card, in_progress=Runtim
 def test_a_handler_whose_claim_carries_its_own_mark_passes(lab):
     report = check_handle(claim_then_charge)
     assert report.passed, report.message
-    assert f"and in all {12 if lab.kind == 'embedded' else 6} orders of the exhaustive stage" in report.message
+    if lab.kind == "embedded":
+        assert get_knobs(lab)["lose_response"] is None, "the checker leaves no claim's response to be lost"
+    orders = HANDLE_ORDERS if lab.kind == "embedded" else 6
+    assert f"and in all {orders} orders of the exhaustive stage" in report.message
 
 
-def test_a_handler_that_cannot_survive_a_lost_claim_response_is_caught(lab):
-    report = check_handle(lambda *args: claim_then_charge(*args, mark=False))
+@pytest.mark.parametrize("claim_by", ["PutItem", "UpdateItem"])
+def test_a_handler_that_cannot_survive_a_lost_claim_response_is_caught(lab, claim_by):
+    report = check_handle(lambda *args: claim_then_charge(*args, mark=False, claim_by=claim_by))
     if lab.kind != "embedded":
         assert report.passed and "no claim's response was lost" in report.message
         return
     assert not report.passed
     assert report.message == (
-        "alice: PutItem -> alice: PutItem -> alice: GetItem -> bob: PutItem -> bob: GetItem: the card was never "
-        "charged and every copy was told to retry later: the SDK resent a claim whose response was lost, and the "
-        "handler took its own claim for another copy's (in 12 of the 12 orders in which alice and bob's requests "
-        "can reach DynamoDB)")
+        f"alice: {claim_by} (response lost, the SDK retries) -> alice: {claim_by} -> alice: GetItem -> bob: {claim_by} "
+        "-> bob: GetItem: the card was never charged and every copy was told to retry later: the SDK resent a claim "
+        "whose response was lost, and the handler took its own claim for another copy's (in 12 of the "
+        f"{HANDLE_ORDERS} orders in which alice and bob's requests can reach DynamoDB)")
 
 
-def test_check_then_write_is_caught_charging_twice():
+def charged_twice(lab):
+    """In how many orders the check-then-write handler charges twice: '16 of the 22 orders' on the lab server (a
+    response may be lost too), '4 of the 6 orders' elsewhere."""
+    return "16 of the 22 orders" if lab.kind == "embedded" else "4 of the 6 orders"
+
+
+def test_check_then_write_is_caught_charging_twice(lab):
     def check_then_write(table, request_id, amount, charge_card):
         key = {"PK": f"IDEMPOTENCY#{request_id}", "SK": "RECORD"}
         record = table.get_item(Key=key, ConsistentRead=True).get("Item")
@@ -131,7 +205,7 @@ def test_check_then_write_is_caught_charging_twice():
     report = check_handle(check_then_write)
     assert not report.passed
     assert report.message.startswith("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: "
-                                     "the card was charged 2 times for one request (in 4 of the 6 orders")
+                                     f"the card was charged 2 times for one request (in {charged_twice(lab)}")
 
 
 def test_a_handler_raising_something_else_than_retry_later_is_caught():
@@ -154,16 +228,14 @@ def test_a_handler_that_forgets_the_response_is_caught(lab):
 
     report = check_handle(never_completes)
     assert not report.passed
-    steps = ("alice: PutItem -> alice: PutItem -> bob: PutItem" if lab.kind == "embedded"
-             else "alice: PutItem -> bob: PutItem")
-    assert report.message.startswith(f"{steps}: a retry after the first call finished got 'RuntimeError: request "
-                                     "already in progress - retry later', not the stored {'chargeId': 'ch_1', "
-                                     "'amount': 50} (in ")
+    assert report.message.startswith("alice: PutItem -> bob: PutItem: a retry after the first call finished got "
+                                     "'RuntimeError: request already in progress - retry later', not the stored "
+                                     "{'chargeId': 'ch_1', 'amount': 50} (in ")
 
 
 def test_passing_something_else_than_a_function_says_what_to_pass():
     with pytest.raises(TypeError, match="Pass your function itself"):
-        check_charge_once("charge_once")
+        check_transfer("transfer")
 
 
 @pytest.mark.stress
@@ -172,16 +244,16 @@ def test_the_notebooks_starting_handler_is_caught_charging_twice(lab, run):
     report = check_handle(starting_handle)
     assert report.schedule == ("alice", "bob", "alice", "bob")
     assert report.message == ("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: the card was charged "
-                              "2 times for one request (in 4 of the 6 orders in which alice and bob's requests can "
+                              f"2 times for one request (in {charged_twice(lab)} in which alice and bob's requests can "
                               "reach DynamoDB)")
 
 
 def test_the_notebooks_solutions_pass_both_stages(lab):
-    charge_solution, handle_solution = notebook_functions(NOTEBOOK, "charge_once_solution", "handle_solution")
-    charged, handled = check_charge_once(charge_solution), check_handle(handle_solution)
-    orders = 4 if lab.kind == "embedded" else 2
-    assert charged.passed and charged.message.endswith(f"and in all {orders} orders of the exhaustive stage")
-    assert handled.passed and f"and in all {12 if lab.kind == 'embedded' else 6} orders" in handled.message
+    transfer_solution, handle_solution = notebook_functions(NOTEBOOK, "transfer_solution", "handle_solution")
+    moved, handled = check_transfer(transfer_solution), check_handle(handle_solution)
+    embedded = lab.kind == "embedded"
+    assert moved.passed and moved.message.endswith(f"and in all {8 if embedded else 2} orders of the exhaustive stage")
+    assert handled.passed and f"and in all {HANDLE_ORDERS if embedded else 6} orders" in handled.message
 
 
 def on_order_paid(table, event_id, order_id):
@@ -243,42 +315,9 @@ def test_the_notebooks_webhook_solution_passes(lab):
 
 
 @pytest.mark.parametrize("checker, solution, exercise, answer", [
-    (check_charge_once, charge_with_key, "charge_once", False),
-    (check_on_order_paid, on_order_paid, "on_order_paid", "duplicate")], ids=["charge_once", "on_order_paid"])
+    (check_transfer, transfer_once, "transfer", False),
+    (check_on_order_paid, on_order_paid, "on_order_paid", "duplicate")], ids=["transfer", "on_order_paid"])
 def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab, checker, solution, exercise, answer):
     report = checker(swallowing(solution, answer))
     assert not report.passed
     assert report.message.startswith(hidden_missing_table(exercise, answer))
-
-
-def charge_once_for_the_first_request_only(table, request_id, amount):
-    """Broken: attribute_not_exists(requestIds) refuses every request after the first, not just its copies."""
-    try:
-        table.update_item(Key={"PK": "ACCOUNT#alice", "SK": "LEDGER"},
-                          UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a ADD requestIds :ids",
-                          ConditionExpression="attribute_not_exists(requestIds)", ExpressionAttributeNames={"#t": "total"},
-                          ExpressionAttributeValues={":c": [amount], ":a": amount, ":ids": {request_id}})
-    except ClientError as error:
-        if not refused(error):
-            raise
-
-
-def charge_once_per_amount(table, request_id, amount):
-    """Broken: deduplicates on the amount, so a second request of the same amount is never charged."""
-    try:
-        table.update_item(Key={"PK": "ACCOUNT#alice", "SK": "LEDGER"},
-                          UpdateExpression="SET charges = list_append(charges, :c), #t = #t + :a",
-                          ConditionExpression="NOT contains(charges, :a)", ExpressionAttributeNames={"#t": "total"},
-                          ExpressionAttributeValues={":c": [amount], ":a": amount})
-    except ClientError as error:
-        if not refused(error):
-            raise
-
-
-@pytest.mark.parametrize("charge_once", [charge_once_for_the_first_request_only, charge_once_per_amount])
-def test_a_charge_deduplicated_on_the_wrong_thing_is_caught(lab, charge_once):
-    report = check_charge_once(charge_once)
-    assert not report.passed
-    assert report.message.startswith("requests (req-0 of 50, req-1 of 50, req-2 of 20), 5 calls in all, left "
-                                     "charges [")
-    assert "a request was refused as a duplicate though it was not one" in report.message
