@@ -40,7 +40,7 @@ from .tables import (index_updates_fit, local_indexes_share_the_key, table_name_
                      throughput_changes, ttl_attribute_named, ttl_table_exists)
 from .transactions import (at_least_one_action, at_most_4_mb, at_most_100_actions, each_get_names_a_get,
                            each_write_names_an_operation, one_get_per_item, remember_token, replayed_token,
-                           undefined_values_worded)
+                           token_length_fits, undefined_values_worded)
 from .values import batch_items_stored, batch_keys_stored, item_stored, members_canonical, transaction_items_stored
 
 INVALID_TIMESTAMP = "Invalid timestamp"
@@ -50,9 +50,9 @@ operation_in_progress = None  # the DynamoDB operation being applied, which fail
 BEFORE = {  # rules that answer a request before the engine sees it, in turn; the first answer is DynamoDB's. The last
     # rules of an operation answer nothing: they write the request as DynamoDB stores it (numbers made canonical, legacy
     # Expected as the ConditionExpression it stands for), in place, once every refusal has passed
-    "TransactWriteItems": (at_least_one_action, partial(at_most_100_actions, "TransactWriteItem"), at_most_4_mb,
-                           UPDATE_CONDITION, transaction_keys_not_empty, WRITE_KEYS_MATCH_SCHEMA, replayed_token,
-                           transaction_items_stored),
+    "TransactWriteItems": (token_length_fits, at_least_one_action, partial(at_most_100_actions, "TransactWriteItem"),
+                           at_most_4_mb, UPDATE_CONDITION, transaction_keys_not_empty, WRITE_KEYS_MATCH_SCHEMA,
+                           replayed_token, transaction_items_stored),
     "TransactGetItems": (at_least_one_action, partial(at_most_100_actions, "TransactGetItem"), one_get_per_item,
                          projections_parse, KEYS_FILTER_PROJECTION, transaction_keys_not_empty,
                          partial(transaction_keys_match_schema, {"Get"}), transaction_items_stored),

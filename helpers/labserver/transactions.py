@@ -7,12 +7,15 @@ from collections import OrderedDict
 
 from moto.dynamodb import responses as moto_responses
 
-from .answers import NULL_MEMBER, error, java_list
+from .answers import NULL_MEMBER, constraints_failed, error, java_list
 from .expressions import UPDATE_CONDITION_VALUES
 
 MAX_ACTIONS = 100
 MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 TOKEN_WINDOW_SECONDS = 10 * 60
+TOKEN_LENGTHS = ((lambda token: len(token) >= 1, "Member must have length greater than or equal to 1"),
+                 (lambda token: len(token) <= 36, "Member must have length less than or equal to 36"))
+TOKEN_CONSTRAINT = "Value '{}' at 'clientRequestToken' failed to satisfy constraint: {}"
 LENGTH_ERROR = ("1 validation error detected: Value '{}' at 'transactItems' failed to satisfy constraint: "
                 "Member must have length {}")
 MULTIPLE_OPERATIONS = "Transaction request cannot include multiple operations on one item"
@@ -76,6 +79,15 @@ def one_get_per_item(params):
     if len(set(targets)) < len(targets):
         return error("ValidationException", MULTIPLE_OPERATIONS)
     return None
+
+
+def token_length_fits(params):
+    """A ClientRequestToken of 1 to 36 characters (the API reference's length constraints), else DynamoDB's
+    ValidationException; botocore checks neither bound, and the lab server took any length."""
+    token = params.get("ClientRequestToken")
+    if not isinstance(token, str):
+        return None
+    return constraints_failed([TOKEN_CONSTRAINT.format(token, words) for fits, words in TOKEN_LENGTHS if not fits(token)])
 
 
 def replayed_token(params):

@@ -44,3 +44,14 @@ def test_a_token_reused_with_other_parameters_is_refused_and_changes_nothing(cli
         add_views(client, table, key, token, 5)
     assert refused.value.response["Error"]["Code"] == "IdempotentParameterMismatchException"
     assert views(table, key) == 1
+
+
+def test_a_token_longer_than_36_characters_is_refused_before_anything_is_written(client, table, key):
+    token = f"transfer-{uuid.uuid4()}"
+    with pytest.raises(ClientError) as refused:
+        add_views(client, table, key, token, 1)
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": f"1 validation error detected: Value '{token}' at 'clientRequestToken' failed to satisfy "
+                   "constraint: Member must have length less than or equal to 36"}
+    assert "Item" not in table.get_item(Key=key("post"), ConsistentRead=True)
