@@ -163,12 +163,12 @@ class Reveal:
 
 
 def request_summary(operation, body):
-    """One line for a request body: operation, item or key, update and condition."""
+    """One line for a request body: operation (and the index it reads), item or key, update and condition."""
     if "TransactItems" in body:
         kinds = ", ".join(next(iter(action)) for action in body["TransactItems"])
         return f"{operation} [{kinds}]"
     names, values = body.get("ExpressionAttributeNames", {}), body.get("ExpressionAttributeValues", {})
-    parts = [operation]
+    parts = [operation] + ([f"on {body['IndexName']}"] if "IndexName" in body else [])
     for field in ("Item", "Key"):
         if field in body:
             parts.append(trace.attributes(body[field]))

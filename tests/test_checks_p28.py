@@ -77,6 +77,10 @@ def test_the_notebooks_starting_open_orders_is_caught_by_a_stale_index_answer_in
     report = check_open_orders(starting_open_orders)
     assert report.schedule == ("alice", "alice", "bob", "bob~1")
     assert report.message.startswith(STALE_INDEX), report.message
+    assert report.message.endswith("Why: a read of a global secondary index is always eventually consistent (it "
+                                   "refuses ConsistentRead=True): its answer may miss a recent write. Confirm what it "
+                                   "lists with a strongly consistent read of the table, or decide with a condition on "
+                                   "an item keyed by the value"), "an index read is not told to use ConsistentRead"
 
 
 def test_an_eventually_consistent_read_back_is_caught_as_stale_as_the_index(lab):
@@ -86,6 +90,7 @@ def test_an_eventually_consistent_read_back_is_caught_as_stale_as_the_index(lab)
     assert not report.passed
     assert "-> bob: BatchGetItem (stale: {PK: 'ORDER#O-2', SK: 'ORDER'} without bob's DeleteItem): the call made " \
            "just after O-2 was cancelled listed O-2 as open" in report.message, report.message
+    assert report.message.endswith("put the check in the write's ConditionExpression"), "a table read: ConsistentRead"
 
 
 def test_dropping_only_the_missing_orders_is_caught_listing_a_shipped_one(lab):

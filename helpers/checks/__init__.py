@@ -170,12 +170,17 @@ def plainness(schedule):
 
 STALE_READ = ("a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. "
               "Decide on ConsistentRead=True, or better, put the check in the write's ConditionExpression")
+STALE_INDEX = ("a read of a global secondary index is always eventually consistent (it refuses ConsistentRead=True): "
+               "its answer may miss a recent write. Confirm what it lists with a strongly consistent read of the table, "
+               "or decide with a condition on an item keyed by the value")
 
 
 def cause(order):
     """' Why: ...' naming the likely mistake behind a failing order, from what its steps show, or ''."""
     steps = " ".join(order["steps"])
-    found = [STALE_READ] if "(stale:" in steps else []
+    stale = [request for step, request in zip(order["steps"], order["requests"]) if "(stale:" in step]
+    table_read = any(not request.startswith(("Query on ", "Scan on ")) for request in stale)  # one it can make strong
+    found = [STALE_READ if table_read else STALE_INDEX] if stale else []
     if any("TransactionConflict" in (reply or "") for reply in order["replies"]):
         found.append("a TransactionConflict means another transaction was using the item at that moment, not that a "
                      "condition failed: retry a conflict; report only a failed condition")
