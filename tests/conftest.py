@@ -80,7 +80,7 @@ def standalone_server():
 
 
 def pytest_generate_tests(metafunc):
-    """A test that takes `run` is repeated STRESS_RUNS times: once in `make test` (each asserts the order it pins, so
-    one run already compares it with every earlier one), 20 times in `make stress`."""
+    """A test that takes `run` is repeated STRESS_RUNS times: once in `make test`, 20 times in `make stress`, to see
+    that the order it pins, or the race it must catch, holds run after run."""
     if "run" in metafunc.fixturenames:
         metafunc.parametrize("run", range(STRESS_RUNS))
