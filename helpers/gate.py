@@ -1,8 +1,8 @@
-"""The gate that releases concurrent calls' first requests together, on any client the lab or a learner makes.
+"""The gate that releases concurrent calls' first requests together (helpers.checks.run_at_once).
 
-Its hooks sit on every boto3 client the lab builds (helpers.backend) and do nothing outside a run: only a thread
-that `run_at_once` started carries a gate. A Barrier before the calls would not do: the threads it releases then
-take turns on the GIL preparing their requests, spreading them over many requests' time.
+Its hooks sit on every boto3 client the lab builds (helpers.backend), and on any other client a run's calls are
+given (helpers.checks.install_gate). They do nothing outside a run: only a thread that run_at_once started carries a
+gate.
 """
 import threading
 import time
