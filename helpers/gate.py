@@ -2,12 +2,18 @@
 
 Its hooks sit on every boto3 client the lab builds (helpers.backend), and on any other client a run's calls are
 given (helpers.checks.install_gate). They do nothing outside a run: only a thread that run_at_once started carries a
-gate.
+gate. On the lab server the gate also marks each first request as one of a group, which the server lets in only
+once the whole group has arrived (helpers/labserver/together.py): threads cannot send at one instant, the server can
+let their requests in at one.
 """
 import threading
 import time
+import uuid
 
 GATE_ID = "lab-gate"
+TOGETHER_HEADER = "X-Lab-Together"  # read by helpers/labserver/together.py (not imported: it would load moto here)
+LET_IN_HEADER = "X-Lab-Let-In"
+
 GATED = threading.local()  # on a run_at_once thread: .gate (its Gate) and .call (its call's number)
 
 
@@ -16,11 +22,13 @@ class Gate:
     the first requests leave together: a Barrier before the call would release threads that then take turns on the
     GIL preparing their requests, spreading them over many requests' time."""
 
-    def __init__(self, n):
+    def __init__(self, n, together_at=None):
+        """n calls; together_at: the lab server's endpoint, to have it let the first requests in together."""
         self.lock = threading.Lock()
         self.waiting = n
         self.open = threading.Event()
-        self.arrived, self.sent, self.answered = set(), {}, {}
+        self.arrived, self.sent, self.answered, self.let_in = set(), {}, {}, {}
+        self.together_at, self.group, self.holding = together_at, uuid.uuid4().hex, 0
 
     def arrive(self, call):
         """Count `call` as ready (once); the last to arrive opens the gate."""
@@ -32,34 +40,44 @@ class Gate:
             if not self.waiting:
                 self.open.set()
 
-    def hold(self, call):
-        """Before `call`'s first request: wait until every call is ready, then note when the request left."""
+    def hold(self, call, request):
+        """Before `call`'s first request: wait until every call is ready, mark the request as one of the group
+        for the lab server, then note when it left."""
         if call in self.sent:
             return
+        with self.lock:
+            self.holding += 1
         self.arrive(call)
         self.open.wait(GATE_TIMEOUT)
+        if self.together_at and request is not None and request.url.startswith(self.together_at):
+            request.headers[TOGETHER_HEADER] = f"{self.group} {self.holding}"
         self.sent[call] = time.perf_counter()
 
-    def answer(self, call):
-        """After an answer: note when `call`'s first request was answered."""
-        self.answered.setdefault(call, time.perf_counter())
+    def answer(self, call, response):
+        """After an answer: note when `call`'s first request was answered, and when the lab server let it in."""
+        if call in self.answered:
+            return
+        self.answered[call] = time.perf_counter()
+        let_in = response[0].headers.get(LET_IN_HEADER) if response is not None else None
+        if let_in:
+            self.let_in[call] = float(let_in)
 
 
 GATE_TIMEOUT = 30
 
 
-def hold_first_request(**_):
+def hold_first_request(request=None, **_):
     """botocore before-send hook: on a run_at_once thread, hold the call's first request at its gate."""
     gate = getattr(GATED, "gate", None)
     if gate is not None:
-        gate.hold(GATED.call)
+        gate.hold(GATED.call, request)
 
 
-def note_first_answer(**_):
+def note_first_answer(response=None, **_):
     """botocore needs-retry hook (after each attempt): note when the call's first request was answered."""
     gate = getattr(GATED, "gate", None)
     if gate is not None:
-        gate.answer(GATED.call)
+        gate.answer(GATED.call, response)
 
 
 def attach(client):

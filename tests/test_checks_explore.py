@@ -1,8 +1,12 @@
 """Every checker's first stage runs the learner's function in every order and reports the first failing one exactly."""
+import threading
+import time
+
 import pytest
 from botocore.exceptions import ClientError
 
 from helpers.checks import attack, run_at_once
+from helpers.labserver import together
 from helpers.tables import fresh_table
 from support import hidden_missing_table
 
@@ -199,3 +203,29 @@ def test_calls_on_a_table_they_close_over_are_released_together_too(lab):
     log = run_at_once(read_then_write, [()] * 10)
     assert log["sent_ms"].notna().all(), "every call's first request went through the gate"
     assert table.get_item(Key=KEY, ConsistentRead=True)["Item"]["views"] < 10, "ten reads before any write"
+
+
+def test_the_lab_server_lets_the_first_requests_in_together(lab):
+    """Threads cannot send at one instant; the server holds the run's first requests until all have arrived."""
+    if lab.kind != "embedded":
+        pytest.skip("only the lab server lets a group of requests in together")
+    table = fresh_counter()
+    log = run_at_once(add_increment, [(table,)] * 20)
+    assert log["sent_ms"].max() > log["sent_ms"].min(), "the threads sent their first requests one after another"
+    assert list(log["let_in_ms"]) == [0.0] * 20, "every first request was let in when the last one arrived"
+    assert table.get_item(Key=KEY, ConsistentRead=True)["Item"]["views"] == 20
+
+
+def test_a_group_whose_other_requests_never_come_is_let_in_after_a_wait(monkeypatch):
+    monkeypatch.setattr(together, "WAIT_AT_MOST", 0.2)
+    doors, moments = together.Doors(), []
+    began = time.monotonic()
+    threads = [threading.Thread(target=lambda: moments.append(doors.let_in("run-1 3"))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(moments) == 2 and min(moments) - began >= 0.2, "both waited for the third, then went in"
+    assert doors.arrived == {} and doors.complete == {}, "nothing is kept of a finished group"
+    malformed = time.monotonic()
+    assert doors.let_in("no count") - malformed < 0.2, "a malformed group holds nothing"

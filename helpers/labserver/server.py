@@ -28,6 +28,7 @@ from .consistency import CHOICE_HEADER, ChoiceError, Model  # noqa: E402
 from .handler import FastDynamoHandler  # noqa: E402
 from .knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
 from .metering import METRICS_PATH, Meter  # noqa: E402
+from .together import LET_IN_HEADER, TOGETHER_HEADER, Doors  # noqa: E402
 
 JSON_TYPE = "application/x-amz-json-1.0"
 LAB_PREFIX = "/lab/"
@@ -50,13 +51,27 @@ class Engine:
         self.model = Model()
         self.meter = Meter()
         self.knobs = Knobs(self.model, self.meter)
+        self.doors = Doors()
 
     def handle(self, url, headers, body):
         """Apply one request alone; return (status, headers, body bytes), or None when its response is lost.
 
         `headers` is a case-insensitive mapping (werkzeug Headers, as Handler reads them), so any client's
-        spelling of a header name is found.
+        spelling of a header name is found. A request of a group sent together (together.py) first waits for
+        the rest of its group.
         """
+        together = headers.get(TOGETHER_HEADER)
+        if not together:
+            return self.apply_request(url, headers, body)
+        let_in = self.doors.let_in(together)
+        reply = self.apply_request(url, headers, body)
+        if reply is None:
+            return None
+        status, out_headers, payload = reply
+        return status, {**out_headers, LET_IN_HEADER: f"{let_in:.6f}"}, payload
+
+    def apply_request(self, url, headers, body):
+        """Apply one request alone: (status, headers, body bytes), or None when its response is lost."""
         service, _, target = headers.get("X-Amz-Target", "").rpartition(".")
         if service == STREAMS_SERVICE:
             with self.lock:
