@@ -160,7 +160,7 @@ def test_the_notebooks_starting_sign_up_is_caught_in_every_order(lab, run):
     assert report.schedule == ("alice", "alice", "bob", "alice", "bob", "bob")
     assert report.message == (
         "alice: GetItem -> alice: GetItem -> bob: GetItem -> alice: TransactWriteItems -> bob: GetItem -> bob: "
-        "TransactWriteItems: 2 users were told they got neo@example.com (u0, u1) (in 54 of the 58 orders in which "
+        "TransactWriteItems: 2 users were told they got neo@example.com (u0, u1) (in 18 of the 20 orders in which "
         "alice and bob's requests can reach DynamoDB)")
 
 
@@ -196,7 +196,8 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
     sign_up_solution, _, change_solution = notebook_functions(
         NOTEBOOK, "sign_up_user_solution", "address_taken", "change_user_email_solution")
     signed_up, changed = check_sign_up_user(sign_up_solution), check_change_user_email(change_solution)
-    assert signed_up.passed and signed_up.message.endswith("and in all 6 orders of the exhaustive stage")
+    assert signed_up.passed and signed_up.message.endswith("and in all 6 orders of the exhaustive stage, crashes "
+                                                           "included")
     assert changed.passed and changed.message.endswith("and in all 6 orders of the exhaustive stage")
 
 
