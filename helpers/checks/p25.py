@@ -48,27 +48,31 @@ def two_transfers_from_a(table):
 
 
 def check_transfer(transfer):
-    """Attack transfer(table, source, target, amount): money is never created, lost or overdrawn."""
+    """Attack transfer(table, source, target, amount): money is never created, lost or overdrawn, even when a
+    response is lost (the SDK sends the request again) or a client crashes after one of its writes."""
     def invariant(table, log):
         if raised(log):
             return raised(log)
-        if not log["result"].map(lambda r: isinstance(r, bool)).all():
+        told = log[~log["crashed"]]
+        if not told["result"].map(lambda r: isinstance(r, bool)).all():
             return "transfer must return True or False"
         balances = {name: int(table.get_item(Key=account_key(name), ConsistentRead=True)["Item"]["balance"])
                     for name in OPENING}
         expected = dict(OPENING)
-        for (_, source, target, amount), moved in zip(log["args"], log["result"]):
+        for args, moved in zip(told["args"], told["result"]):
             if moved:
-                expected[source] -= amount
-                expected[target] += amount
+                expected = moved_by(expected, args)
+        crashed = list(log["args"][log["crashed"]])
         if sum(balances.values()) != sum(OPENING.values()):
+            half = (f"; {crash_words(crashed)} between its writes, leaving its transfer half done: make the debit "
+                    "and the credit one TransactWriteItems") if crashed else ""
             return (f"the accounts hold {sum(balances.values())} in all, not {sum(OPENING.values())}: "
-                    "money was lost or created")
+                    f"money was lost or created{half}")
         if any(balance < 0 for balance in balances.values()):
             return f"an account was overdrawn: {balances}"
         if balances[CLOSED] != 0:
             return f"closed account C received {balances[CLOSED]}"
-        if balances != expected:
+        if balances != expected and balances not in [moved_by(expected, args) for args in crashed]:
             return f"the balances {balances} do not match the transfers that returned True ({expected})"
         return None
 
@@ -84,7 +88,19 @@ def check_transfer(transfer):
         return None
 
     return attack("transfer", transfer, fresh_accounts, transfers, invariant, orders_of=two_transfers_from_a,
-                  probe=boundaries)
+                  faults=("lost_response", "crash"), probe=boundaries)
+
+
+def moved_by(balances, transfer):
+    """The balances after one transfer's call arguments (table, source, target, amount) moved its money."""
+    _, source, target, amount = transfer
+    return {**balances, source: balances[source] - amount, target: balances[target] + amount}
+
+
+def crash_words(crashed):
+    """'the client moving 60 from A to B crashed', for each transfer whose client crashed."""
+    return " and ".join(f"the client moving {amount} from {source} to {target} crashed"
+                        for _, source, target, amount in crashed)
 
 
 def over_refusal(source, target):
