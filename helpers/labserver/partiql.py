@@ -13,6 +13,7 @@ from moto.dynamodb.exceptions import (ConditionalCheckFailed, DynamodbException,
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.parsing import partiql as moto_partiql
+from py_partiql_parser._internal import parser as partiql_parser
 from py_partiql_parser._internal import where_parser
 from py_partiql_parser._internal.utils import CaseInsensitiveDict, is_dict
 from py_partiql_parser._internal.utils import serializer as partiql_serializer
@@ -54,6 +55,7 @@ BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 QUOTED_ARGUMENT = frozenset({"begins_with", "contains"})  # the functions whose attribute moto's parser reads quoted
 PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE", "SET", "VALUE", "SELECT", "FROM",
                               "REMOVE"})
+TABLE_AND_INDEX = re.compile(r'("(?:[^"]|"")+"|[^".]+)(?:\.("(?:[^"]|"")+"|[^".]+))?')
 
 
 def statement_is_dml(params):
@@ -383,6 +385,16 @@ def begins_with(value, prefix):
     return kind == "B" and as_bytes(first).startswith(as_bytes(prefix["B"]))
 
 
+def index_named_in_quotes(self, from_clause):
+    """moto's FROM clause of a SELECT, a table and index named in quotes ("t"."i", as the Developer Guide's PartiQL
+    select statements write it) read as the t.i moto keys an index's items by; moto looked up t"."i, and answered
+    ResourceNotFoundException."""
+    plain_from_parser(self, from_clause)
+    named = TABLE_AND_INDEX.fullmatch(from_clause.strip())
+    if named and named.group(2):
+        self.clauses = {from_clause.strip(): f"{unquoted(named.group(1))}.{unquoted(named.group(2))}"}
+
+
 class DuplicateItem(DynamodbException):
     """PartiQL INSERT of a key the table holds; `name` is the code BatchExecuteStatement answers (moto reads it)."""
     name = "DuplicateItem"
@@ -547,3 +559,5 @@ CaseInsensitiveDict.__eq__ = same_value
 plain_where = where_parser.WhereClause.apply
 where_parser.WhereClause.apply = where_applies
 where_parser.find_value_in_dynamodb_document = value_at  # the function DynamoDBWhereParser reads values with
+plain_from_parser = partiql_parser.DynamoDBFromParser.__init__
+partiql_parser.DynamoDBFromParser.__init__ = index_named_in_quotes
