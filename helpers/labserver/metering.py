@@ -14,6 +14,29 @@ ProvisionedThroughputExceededException, each with its ThrottlingReasons ("KeyRan
 throughput limits", API Reference, ThrottlingReason). botocore retries both, with backoff. Item
 operations and transactions are throttled by the keys they name; Query, Scan and batches use units but
 are never refused.
+
+PartiQL is billed as the operations DynamoDB runs for it, each statement as one:
+- ExecuteStatement answers one ConsumedCapacity, BatchExecuteStatement and ExecuteTransaction a list, one entry per
+  table (botocore's model; its ReturnConsumedCapacity: "INDEXES - The response includes the aggregate
+  ConsumedCapacity for the operation, together with ConsumedCapacity for each table and secondary index that was
+  accessed.").
+- A SELECT naming the table's whole primary key with = is a GetItem; one naming the partition key of the table or of
+  the index it reads with = a Query of that partition, which reads the items its sort key condition holds for; any
+  other a Scan ("PartiQL select statements for DynamoDB": "Using the SELECT statement can result in a full table scan
+  if an equality or IN condition with a partition key is not provided in the WHERE clause.").
+- INSERT, UPDATE and DELETE are PutItem, UpdateItem and DeleteItem of the key they name; an INSERT of a key the table
+  holds ("PartiQL insert statements for DynamoDB": "If the DynamoDB table already has an item with the same primary
+  key as the primary key of the item being inserted, DuplicateItemException is returned.") and an UPDATE whose WHERE
+  clause does not hold are refused writes, billed and counted as a PutItem's or UpdateItem's refused by its condition.
+- BatchExecuteStatement bills each statement as BatchGetItem and BatchWriteItem bill each item (API Reference,
+  BatchExecuteStatement: "Each read statement in a BatchExecuteStatement must specify an equality condition on all key
+  attributes."), each SELECT by its own ConsistentRead; a statement answered with an error is not billed, unless
+  the error refused its write (ConditionalCheckFailed, DuplicateItem).
+- ExecuteTransaction is billed as TransactGetItems and TransactWriteItems (API Reference, ExecuteTransaction,
+  ReturnConsumedCapacity: "For more information, see TransactGetItems and TransactWriteItems."), EXISTS(SELECT ...)
+  as a ConditionCheck ("Using the EXISTS function with PartiQL for DynamoDB": "You can use EXISTS to perform the same
+  function as ConditionCheck does in the TransactWriteItems API."). Its entry leaves out the ReadCapacityUnits or
+  WriteCapacityUnits it did not use, as nubo-db/dynamodb-conformance records real DynamoDB answering.
 """
 import json
 import re
@@ -22,14 +45,20 @@ from dataclasses import dataclass, field
 
 from .capacity import (CANCELLED, CONDITION_FAILED, QUERY_SHAPING, TRANSACTIONAL, Usage, capacity_answer,
                        index_reads, index_writes, item_key, item_size, local_index_names, partition, read_units,
-                       stored, write_units)
+                       stored, table_key_names, write_units)
 from .knobs import find_table
+from .partiql import DUPLICATE_ITEM, holds, statement_access, values_equal
 
 METRICS_PATH = "/lab/metrics"
 COUNTERS = ("ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "WriteUnitsOnRefusedWrites",
             "IndexReadCapacityUnits", "IndexWriteCapacityUnits", "ConditionalCheckFailedRequests",
             "TransactionConflict", "ThrottledRequests", "Requests")
-SINGLE = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan")
+SINGLE = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "ExecuteStatement")
+TRANSACTIONS = ("TransactGetItems", "TransactWriteItems", "ExecuteTransaction")
+SINGLE_WRITES = ("PutItem", "UpdateItem", "DeleteItem", "ExecuteStatement")  # a refusal of theirs is billed
+DUPLICATE = b"DuplicateItemException"
+REFUSED_STATEMENTS = ("ConditionalCheckFailed", "DuplicateItem")  # BatchExecuteStatement's codes of refused writes
+PARTIQL = {"ExecuteStatement": None, "BatchExecuteStatement": "Statements", "ExecuteTransaction": "TransactStatements"}
 THROTTLED = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "TransactGetItems", "TransactWriteItems")
 ON_DEMAND_THROTTLED = ("ThrottlingException",
                        "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically "
@@ -53,6 +82,9 @@ class Touch:
     new: dict = None
     consistent: bool = False
     transactional: bool = False
+    statement: int = None  # its place among a BatchExecuteStatement's statements
+    read: list = None  # a PartiQL SELECT's Query or Scan: the items it reads
+    index: str = None  # the index such a SELECT reads
 
 
 @dataclass
@@ -96,7 +128,66 @@ def touches(target, params):
         kinds = {"Put": "put", "Update": "update", "Delete": "delete", "ConditionCheck": "check"}
         return [touch(kinds[name], body["TableName"], body, transactional=True)
                 for action in params["TransactItems"] for name, body in action.items() if name in kinds]
+    if target in PARTIQL:
+        return partiql_touches(target, params)
     return None
+
+
+def partiql_touches(target, params):
+    """The Touches of a PartiQL request, each statement as the operation DynamoDB runs it (statement_touches); None
+    when an ExecuteStatement's statement names no table the lab holds or cannot be read (moto refuses it)."""
+    member, transactional = PARTIQL[target], target == "ExecuteTransaction"
+    statements = [params] if member is None else params[member]
+    found = [each for place, statement in enumerate(statements)
+             for each in statement_touches(statement, place if target == "BatchExecuteStatement" else None,
+                                           transactional)]
+    return found if found or member is not None else None
+
+
+def statement_touches(statement, place, transactional):
+    """The Touches of one PartiQL statement: none for one that names no table the lab holds, or cannot be read."""
+    access = statement_access(statement["Statement"])
+    table = access and find_table(access.table)
+    if table is None:
+        return []
+    return [access_touch(table, access, statement.get("ConsistentRead", False), transactional, place)]
+
+
+def access_touch(table, access, consistent, transactional, place):
+    """The Touch of one statement's Access: INSERT, UPDATE and DELETE a PutItem, UpdateItem and DeleteItem of the key
+    they name, EXISTS(SELECT ...) a ConditionCheck, a SELECT naming the table's whole primary key with = a GetItem,
+    any other SELECT a Query or Scan (items_read)."""
+    if access.verb == "INSERT":
+        key = item_key(table, access.item)
+        return Touch(table, access.table, "put", key, stored(table, key), access.item, False, transactional, place)
+    names = table_key_names(table)
+    key = {name: access.equal[name] for name in names if name in access.equal}
+    if access.verb == "SELECT" and (access.index is not None or len(key) < len(names)):
+        return Touch(table, access.table, "query", consistent=consistent, statement=place,
+                     read=items_read(table, access), index=access.index)
+    kind = {"UPDATE": "update", "DELETE": "delete", "EXISTS": "check", "SELECT": "get"}[access.verb]
+    return Touch(table, access.table, kind, key, stored(table, key), None, consistent, transactional, place)
+
+
+def items_read(table, access):
+    """The items a SELECT's Query or Scan reads: with the partition key's value, those its sort key condition
+    holds for; else (a Scan) every item, which the index's entries are taken from when it reads an index."""
+    hash_name, range_name = key_schema(table, access.index)
+    items = [item.to_json()["Attributes"] for item in table.all_items()]
+    if hash_name not in access.equal:
+        return items
+    narrowing = access.narrows(range_name)
+    return [item for item in items if values_equal(item.get(hash_name), access.equal[hash_name])
+            and all(holds(clause, item) for clause in narrowing)]
+
+
+def key_schema(table, index_name):
+    """(partition key name, sort key name or None) of the table, or of its index `index_name`."""
+    if index_name is None:
+        return table.hash_key_attr, table.range_key_attr
+    indexes = {index.name: index for index in (*table.global_indexes, *table.indexes)}
+    schema = {part["KeyType"]: part["AttributeName"] for part in indexes[index_name].schema}
+    return schema["HASH"], schema.get("RANGE")
 
 
 def unshaped(params):
@@ -150,19 +241,21 @@ class Meter:
         """The Bill of a request about to be applied, or None for an operation that uses no capacity."""
         try:
             found = touches(target, params)
-        except (LookupError, TypeError, AttributeError, ValueError):
+        except (LookupError, TypeError, AttributeError, ValueError, ArithmeticError):
             return None  # a malformed request, or a missing table: moto refuses it, and a refusal costs nothing
         return None if found is None else Bill(target, params, found, rerun)
 
     def settle(self, bill, status, payload):
         """Count what the request consumed; answer its ConsumedCapacity when asked. Returns the payload to send."""
         if status == 200:
+            errors = statement_errors(bill.target, payload)
             for each in bill.touches:
-                self.consumed(bill, each, payload)
-        elif CONDITION_FAILED in payload and bill.target in ("PutItem", "UpdateItem", "DeleteItem"):
+                self.touched(bill, each, errors.get(each.statement), payload)
+        elif bill.target in SINGLE_WRITES and (CONDITION_FAILED in payload or DUPLICATE in payload):
             self.refused(bill, bill.touches[0])
             self.counters(bill.touches[0].name)["ConditionalCheckFailedRequests"] += 1
-        elif CANCELLED in payload and bill.target == "TransactWriteItems" and b"ConditionalCheckFailed" in payload:
+        elif CANCELLED in payload and bill.target in ("TransactWriteItems", "ExecuteTransaction") and (
+                b"ConditionalCheckFailed" in payload or DUPLICATE_ITEM.encode() in payload):
             for each in bill.touches:
                 self.refused(bill, each)
         else:
@@ -171,6 +264,15 @@ class Meter:
         if status == 200 and bill.params.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES"):
             return answered(bill, payload)
         return payload
+
+    def touched(self, bill, each, error, payload):
+        """Bill one touch of a request DynamoDB answered: consumed, or refused when its statement's `error` is a
+        refused write (BatchExecuteStatement answers each statement's error in its place)."""
+        if error is None:
+            return self.consumed(bill, each, payload)
+        if error in REFUSED_STATEMENTS:
+            self.refused(bill, each)
+            self.counters(each.name)["ConditionalCheckFailedRequests"] += 1
 
     def consumed(self, bill, each, payload):
         """Add one successful touch's units to the bill."""
@@ -192,15 +294,11 @@ class Meter:
         """Add a Query's or Scan's units: the items it read, summed, then rounded (an index's entries for an index).
 
         The items read are those answered, unless a filter, projection or Select shaped the answer: then the
-        request is asked again without them.
+        request is asked again without them. A PartiQL SELECT's touch carries the items it reads.
         """
-        params = bill.params
-        if any(name in params for name in QUERY_SHAPING):
-            payload = bill.rerun(unshaped(params))
-        items = json.loads(payload).get("Items", [])
-        if params.get("IndexName"):
-            return usage.index(params["IndexName"], read=index_reads(each.table, params["IndexName"], items,
-                                                                     each.consistent))
+        items, index = (each.read, each.index) if each.read is not None else answered_items(bill, payload)
+        if index:
+            return usage.index(index, read=index_reads(each.table, index, items, each.consistent))
         usage.read += read_units(sum(item_size(item) for item in items), each.consistent)
 
     def refused(self, bill, each):
@@ -263,6 +361,23 @@ class Meter:
         return None
 
 
+def answered_items(bill, payload):
+    """(the items a Query or Scan read, the index it read or None): those answered, or, when a filter, projection or
+    Select shaped the answer, those answered when it is asked again without them."""
+    params = bill.params
+    if any(name in params for name in QUERY_SHAPING):
+        payload = bill.rerun(unshaped(params))
+    return json.loads(payload).get("Items", []), params.get("IndexName")
+
+
+def statement_errors(target, payload):
+    """{statement's place: its error code} of a BatchExecuteStatement's answer (empty for any other operation)."""
+    if target != "BatchExecuteStatement":
+        return {}
+    responses = json.loads(payload).get("Responses", [])
+    return {place: response["Error"].get("Code") for place, response in enumerate(responses) if "Error" in response}
+
+
 def throttle_answer(table, kind):
     """DynamoDB's answer to a request throttled on a hot partition key value of `table`."""
     code, message = ON_DEMAND_THROTTLED if table.billing_mode == "PAY_PER_REQUEST" else PROVISIONED_THROTTLED
@@ -273,11 +388,21 @@ def throttle_answer(table, kind):
 
 def answered(bill, payload):
     """The answer with DynamoDB's ConsumedCapacity for the level asked."""
-    level, transactional = bill.params["ReturnConsumedCapacity"], bill.target.startswith("Transact")
+    level, transactional = bill.params["ReturnConsumedCapacity"], bill.target in TRANSACTIONS
     answer = json.loads(payload)
     entries = [capacity_answer(name, usage, level, transactional) for name, usage in bill.usage.items()]
+    if bill.target == "ExecuteTransaction":
+        entries = [unused_kind_left_out(entry) for entry in entries]
     if bill.target in SINGLE:
         answer["ConsumedCapacity"] = entries[0]
     else:
         answer["ConsumedCapacity"] = entries
     return json.dumps(answer).encode()
+
+
+def unused_kind_left_out(entry):
+    """An ExecuteTransaction's table entry without its ReadCapacityUnits or WriteCapacityUnits when none were used:
+    nubo-db/dynamodb-conformance records real DynamoDB answering a write transaction's entry with WriteCapacityUnits
+    and no ReadCapacityUnits."""
+    return {name: value for name, value in entry.items()
+            if not (name in ("ReadCapacityUnits", "WriteCapacityUnits") and value == 0)}

@@ -6,6 +6,7 @@ import json
 import operator
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from moto.dynamodb.exceptions import (ConditionalCheckFailed, DynamodbException, MockValidationException,
@@ -13,7 +14,12 @@ from moto.dynamodb.exceptions import (ConditionalCheckFailed, DynamodbException,
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.parsing import partiql as moto_partiql
+from py_partiql_parser._internal import parser as partiql_parser
 from py_partiql_parser._internal import where_parser
+from py_partiql_parser._internal.delete_parser import DeleteParser
+from py_partiql_parser._internal.insert_parser import InsertParser
+from py_partiql_parser._internal.update_parser import UpdateParser
+from py_partiql_parser.exceptions import ParserException
 from py_partiql_parser._internal.utils import CaseInsensitiveDict, is_dict
 from py_partiql_parser._internal.utils import serializer as partiql_serializer
 
@@ -54,6 +60,9 @@ BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 QUOTED_ARGUMENT = frozenset({"begins_with", "contains"})  # the functions whose attribute moto's parser reads quoted
 PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE", "SET", "VALUE", "SELECT", "FROM",
                               "REMOVE"})
+TABLE_AND_INDEX = re.compile(r'("(?:[^"]|"")+"|[^".]+)(?:\.("(?:[^"]|"")+"|[^".]+))?')
+SORT_KEY_TESTS = frozenset({"=", "<", "<=", ">", ">=", "begins_with"})  # what a Query's sort key condition may say
+UNPARSED = (ParserException, AssertionError, LookupError, ValueError, TypeError, StopIteration)
 
 
 def statement_is_dml(params):
@@ -383,6 +392,89 @@ def begins_with(value, prefix):
     return kind == "B" and as_bytes(first).startswith(as_bytes(prefix["B"]))
 
 
+@dataclass
+class Access:
+    """What one PartiQL statement names: its verb (SELECT, INSERT, UPDATE, DELETE, or EXISTS for a transaction's
+    check), its table and index, the values its WHERE clause's top-level conjuncts set attributes equal to, those
+    conjuncts, and an INSERT's item."""
+
+    verb: str
+    table: str
+    index: str = None
+    equal: dict = field(default_factory=dict)
+    conjuncts: list = field(default_factory=list)
+    item: dict = None
+
+    def narrows(self, range_name):
+        """The conjuncts a Query's sort key condition would hold: those on the sort key `range_name`."""
+        return [clause for clause in self.conjuncts if isinstance(clause, where_parser.WhereClause)
+                and clause.left == [range_name] and clause.fn in SORT_KEY_TESTS]
+
+
+def statement_access(text):
+    """The Access of one statement, its parameters inlined (statement_inlined), or None when moto's parsers cannot read
+    it (moto then refuses it too)."""
+    exists = EXISTS.match(text)
+    text = exists.group(1) if exists else text
+    returning = RETURNING.search(text)
+    text = text if returning is None else text[:returning.start()]
+    verb = text.split(None, 1)[0].upper() if text.strip() else ""
+    try:
+        if verb == "SELECT":
+            return selected(text, "EXISTS" if exists else verb)
+        if verb == "INSERT":
+            name, item = InsertParser().parse(text)
+            return Access(verb, unquoted(name), item=item)
+        if verb == "UPDATE":
+            name, _, filters = UpdateParser().parse(text)
+        elif verb == "DELETE":
+            name, filters = DeleteParser().parse(text)
+        else:
+            return None
+    except UNPARSED:
+        return None
+    return Access(verb, unquoted(name), equal=dict(filters))
+
+
+def selected(text, verb):
+    """The Access of a SELECT (`verb` EXISTS for one inside EXISTS(...)): its table, index and WHERE conjuncts, each
+    value typed as moto's parser types it."""
+    metadata = plain_query_metadata(text)
+    (source,) = metadata.get_table_names()
+    table, index = TABLE_AND_INDEX.fullmatch(source).groups()
+    where = metadata._where_clause
+    if where is not None:
+        where.process_value(partiql_serializer.serialize)
+    conjuncts = list(conjuncts_of(where)) if where is not None else []
+    equal = {clause.left[0]: regular(clause.right) for clause in conjuncts
+             if isinstance(clause, where_parser.WhereClause) and clause.fn == "=" and len(clause.left) == 1}
+    return Access(verb, unquoted(table), index and unquoted(index), equal, conjuncts)
+
+
+def conjuncts_of(clause):
+    """The clauses a WHERE clause ANDs together at its top (an OR is one of them, whole)."""
+    if isinstance(clause, where_parser.WhereAndClause):
+        for child in clause.children:
+            yield from conjuncts_of(child)
+    else:
+        yield clause
+
+
+def index_named_in_quotes(self, from_clause):
+    """moto's FROM clause of a SELECT, a table and index named in quotes ("t"."i", as the Developer Guide's PartiQL
+    select statements write it) read as the t.i moto keys an index's items by; moto looked up t"."i, and answered
+    ResourceNotFoundException."""
+    plain_from_parser(self, from_clause)
+    named = TABLE_AND_INDEX.fullmatch(from_clause.strip())
+    if named and named.group(2):
+        self.clauses = {from_clause.strip(): f"{unquoted(named.group(1))}.{unquoted(named.group(2))}"}
+
+
+def holds(clause, item):
+    """Whether one WHERE clause holds for an item (DynamoDB JSON), by DynamoDB's rules (where_applies)."""
+    return clause.apply(value_at, item)
+
+
 class DuplicateItem(DynamodbException):
     """PartiQL INSERT of a key the table holds; `name` is the code BatchExecuteStatement answers (moto reads it)."""
     name = "DuplicateItem"
@@ -547,3 +639,5 @@ CaseInsensitiveDict.__eq__ = same_value
 plain_where = where_parser.WhereClause.apply
 where_parser.WhereClause.apply = where_applies
 where_parser.find_value_in_dynamodb_document = value_at  # the function DynamoDBWhereParser reads values with
+plain_from_parser = partiql_parser.DynamoDBFromParser.__init__
+partiql_parser.DynamoDBFromParser.__init__ = index_named_in_quotes
