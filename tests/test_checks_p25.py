@@ -222,7 +222,7 @@ def test_the_notebooks_starting_place_order_once_is_caught_taking_stock_twice_ev
 
 def test_the_notebooks_solutions_pass_both_stages(lab):
     transfer_solution, place_order_once_solution = notebook_functions(
-        NOTEBOOK, "cancellation_codes", "transfer_solution", "place_order_once_solution")[1:]
+        NOTEBOOK, "cancellation_codes", "write_all_or_nothing", "transfer_solution", "place_order_once_solution")[2:]
     transferred, ordered = check_transfer(transfer_solution), check_place_order_once(place_order_once_solution)
     assert transferred.passed, transferred.message
     assert ordered.passed, ordered.message
@@ -319,7 +319,8 @@ def test_the_notebooks_starting_change_seat_double_books_7a_in_the_same_order_ev
 
 
 def test_the_notebooks_change_seat_solution_passes_both_stages(lab):
-    change_seat_solution, = notebook_functions(NOTEBOOK, "cancellation_codes", "change_seat_solution")[1:]
+    change_seat_solution, = notebook_functions(NOTEBOOK, "cancellation_codes", "write_all_or_nothing",
+                                               "change_seat_solution")[2:]
     report = check_change_seat(change_seat_solution)
     assert report.passed, report.message
     assert report.message.endswith("and in all 2 orders of the exhaustive stage")
