@@ -591,6 +591,8 @@ def partiql_writes_refused(statement, source_data, parameters):
         if verb == "DELETE" and (which, image) != ("ALL", "OLD"):
             raise MockValidationException(DELETE_RETURNING.format(which, image))
         statement = statement[:returning.start()]
+    if verb == "SELECT":
+        source_data = global_indexes_projected(source_data)
     answer = plain_partiql_query(statement, source_data, parameters)
     if verb == "INSERT":
         for table_name, changes in answer[1].items():
@@ -605,6 +607,28 @@ def partiql_writes_refused(statement, source_data, parameters):
     if returning is not None:
         answer = (returned_items(answer[1], which, image), answer[1])
     return answer
+
+
+def global_indexes_projected(source_data):
+    """moto's source data with each global secondary index's entries cut to the attributes the index projects, as a
+    SELECT from it reads them (the Developer Guide's Global Secondary Indexes: "global secondary index queries
+    cannot fetch attributes from the base table"); moto answered whole items."""
+    projected = dict(source_data)
+    for name in source_data:
+        table = find_table(name)
+        for index in table.global_indexes if table is not None else ():
+            entries = f"{name}.{index.name}"
+            if entries in projected and (index.projection or {}).get("ProjectionType", "ALL") != "ALL":
+                kept = projected_names(table, index)
+                projected[entries] = [{key: value for key, value in item.items() if key in kept}
+                                      for item in projected[entries]]
+    return projected
+
+
+def projected_names(table, index):
+    """The attributes an index holds: the table's key, the index's key and its projection's NonKeyAttributes."""
+    names = {table.hash_key_attr, table.range_key_attr, *(part["AttributeName"] for part in index.schema)}
+    return (names | set(index.projection.get("NonKeyAttributes", ()))) - {None}
 
 
 def returned_items(changes, which, image):
