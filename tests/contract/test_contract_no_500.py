@@ -194,6 +194,7 @@ KNOWN_PARTIQL_500 = {  # statements still answered with an InternalServerError, 
     pytest.param(statement, marks=pytest.mark.xfail(reason=reason, strict=True))
     for statement, reason in KNOWN_PARTIQL_500.items())])
 def test_no_partiql_statement_a_learner_may_type_gets_an_internal_server_error(send, table, statement):
+    send("DynamoDB_20120810", "PutItem", {"TableName": table, "Item": {**ITEM, "m": {"M": {"b": {"S": "q"}}}}})
     one = {"Statement": statement, "Parameters": [KEY["PK"]]} if "?" in statement else {"Statement": statement}
     bodies = {"ExecuteStatement": one, "BatchExecuteStatement": {"Statements": [one]},
               "ExecuteTransaction": {"TransactStatements": [one]}}
