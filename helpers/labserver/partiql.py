@@ -172,7 +172,8 @@ def where_normalized(pieces):
     start = next((index for index, piece in enumerate(pieces) if piece.upper() == "WHERE"), None)
     if start is None:
         return pieces
-    tail = [piece.upper() if piece.upper() in WHERE_KEYWORDS else piece for piece in operators_spaced(pieces[start + 1:])]
+    tail = [piece.upper() if piece.upper() in WHERE_KEYWORDS else piece
+            for piece in operators_spaced(pieces[start + 1:])]
     return pieces[:start + 1] + in_lists_expanded(betweens_expanded(tail))
 
 

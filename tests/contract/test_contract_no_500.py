@@ -178,8 +178,10 @@ PARTIQL_PROBES = [  # statements a learner may type: operators without spaces, s
     f"SELECT * FROM \"{TABLE}\" WHERE PK = 'a' AND n BETWEEN 'a' AND 'b'",
     f"SELECT * FROM \"{TABLE}\" WHERE PK IN ['a', 'b']", f"SELECT * FROM \"{TABLE}\" WHERE PK = 'a' AND n IS MISSING",
     f"SELECT * FROM \"{TABLE}\" WHERE PK = 'a' AND n IS NOT MISSING", f"SELECT * FROM \"{TABLE}\" WHERE PK = ?",
-    f"select * from \"{TABLE}\" where PK = 'a' and n > 'a'", f"SELECT m.b FROM \"{TABLE}\" WHERE PK = 'a' AND m.b < 'a'",
-    f"SELECT * FROM \"{TABLE}\" WHERE PK = 'a' AND begins_with(PK, 'a')", f"SELECT * FROM \"{TABLE}\" WHERE PK = 'a' AND n IS NULL",
+    f"select * from \"{TABLE}\" where PK = 'a' and n > 'a'",
+    f"SELECT m.b FROM \"{TABLE}\" WHERE PK = 'a' AND m.b < 'a'",
+    f"SELECT * FROM \"{TABLE}\" WHERE PK = 'a' AND begins_with(PK, 'a')",
+    f"SELECT * FROM \"{TABLE}\" WHERE PK = 'a' AND n IS NULL",
     f"UPDATE \"{TABLE}\" SET n=2 WHERE PK='a'", f"DELETE FROM \"{TABLE}\" WHERE PK='missing'",
 ]
 KNOWN_PARTIQL_500 = {  # statements still answered with an InternalServerError, each with what fixing it needs
