@@ -63,6 +63,8 @@ PARTIQL_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "IS", "WHERE"
 TABLE_AND_INDEX = re.compile(r'("(?:[^"]|"")+"|[^".]+)(?:\.("(?:[^"]|"")+"|[^".]+))?')
 SORT_KEY_TESTS = frozenset({"=", "<", "<=", ">", ">=", "begins_with"})  # what a Query's sort key condition may say
 UNPARSED = (ParserException, AssertionError, LookupError, ValueError, TypeError, StopIteration)
+OPERATORS = {"=": "=", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "<>": "<>", "!=": "<>"}  # != is <> (ql-operators)
+WHERE_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "MISSING", "NULL", "BETWEEN", "IN"})
 
 
 def statement_is_dml(params):
@@ -116,7 +118,7 @@ def statement_inlined(statement):
     text, parameters = statement["Statement"], statement.get("Parameters")
     updating = text.lstrip()[:6].upper() == "UPDATE"
     if not (parameters or updating or "<<" in text or "(" in text or any(character.isdigit() for character in text)
-            or LITERAL_WORD.search(text)):
+            or LITERAL_WORD.search(text) or "where" in text.lower()):
         return None
     values, pieces, previous = iter(parameters or ()), [], ("", "")
     for piece in STATEMENT_TOKEN.findall(text):
@@ -137,6 +139,7 @@ def statement_inlined(statement):
         pieces = sets_inlined(pieces)
     if updating:
         pieces = sums_carried(set_clauses_joined(pieces))
+    pieces = where_normalized(pieces)
     if not parameters and pieces == STATEMENT_TOKEN.findall(text):
         return None
     return {**statement, "Parameters": [], "Statement": "".join(pieces)}
@@ -159,6 +162,92 @@ def sets_inlined(pieces):
                 value = {kind + "S": [set_member(piece)[1] for piece in members[::2]]}
                 pieces = pieces[:index] + [parameter_literal(value)] + pieces[end + 2:]
         index += 1
+    return pieces
+
+
+def where_normalized(pieces):
+    """A statement's pieces with its WHERE clause in the one form moto's parser reads: each comparison operator
+    between single spaces (it read PK='a' as a name), keywords in capitals (it read only IS MISSING), each
+    BETWEEN and IN written as the comparisons they stand for (betweens_expanded, in_lists_expanded)."""
+    start = next((index for index, piece in enumerate(pieces) if piece.upper() == "WHERE"), None)
+    if start is None:
+        return pieces
+    tail = [piece.upper() if piece.upper() in WHERE_KEYWORDS else piece
+            for piece in operators_spaced(pieces[start + 1:])]
+    return pieces[:start + 1] + in_lists_expanded(betweens_expanded(tail))
+
+
+def operators_spaced(pieces):
+    """The pieces with each comparison operator (=, <>, !=, <, <=, >, >=) one piece between single spaces, != as <>
+    (a set literal's << and >> left as they are)."""
+    spaced, index = [], 0
+    while index < len(pieces):
+        pair = "".join(pieces[index:index + 2])
+        if pair in ("<<", ">>"):
+            spaced += pieces[index:index + 2]
+            index += 2
+        elif pair in OPERATORS or pieces[index] in OPERATORS:
+            operator_text = pair if pair in OPERATORS else pieces[index]
+            index += len(operator_text)
+            while spaced and spaced[-1].isspace():
+                spaced.pop()
+            while index < len(pieces) and pieces[index].isspace():
+                index += 1
+            spaced += [" ", OPERATORS[operator_text], " "]
+        else:
+            spaced.append(pieces[index])
+            index += 1
+    return spaced
+
+
+def operand_before(pieces, end):
+    """The index where the operand ending just before pieces[end] (and any spaces) starts: its pieces run back to a
+    space or an opening parenthesis."""
+    start = end
+    while start > 0 and pieces[start - 1].isspace():
+        start -= 1
+    while start > 0 and not pieces[start - 1].isspace() and pieces[start - 1] != "(":
+        start -= 1
+    return start
+
+
+def words_after(pieces, start, count):
+    """The places of the next `count` pieces from `start` that are not spaces (fewer at the statement's end)."""
+    places = [index for index in range(start, len(pieces)) if not pieces[index].isspace()]
+    return places[:count]
+
+
+def betweens_expanded(pieces):
+    """The pieces with each `path BETWEEN low AND high` as `(path >= low AND path <= high)`, the range BETWEEN holds
+    for, bounds included (the Developer Guide's PartiQL operators: "This operator is inclusive of the lower and
+    upper bound"); moto's parser compared the path with the lower bound for equality."""
+    while "BETWEEN" in pieces:
+        at = pieces.index("BETWEEN")
+        start, words = operand_before(pieces, at), words_after(pieces, at + 1, 3)
+        if len(words) < 3 or pieces[words[1]] != "AND" or start == at:
+            return pieces
+        path = "".join(pieces[start:at]).strip()
+        pieces = pieces[:start] + ["(", path, " >= ", pieces[words[0]], " AND ", path, " <= ",
+                                   pieces[words[2]], ")"] + pieces[words[2] + 1:]
+    return pieces
+
+
+def in_lists_expanded(pieces):
+    """The pieces with each `path IN [a, b]` as `(path = a OR path = b)`, what IN holds for (the Developer Guide's
+    PartiQL operators: "TRUE if the operand is equal to one of a list of expressions"); moto's parser compared the
+    path with the first value only."""
+    while "IN" in pieces:
+        at = pieces.index("IN")
+        start, opening = operand_before(pieces, at), words_after(pieces, at + 1, 1)
+        closing = next((index for index in range(at, len(pieces)) if pieces[index] == "]"), None)
+        if not opening or pieces[opening[0]] != "[" or closing is None or start == at:
+            return pieces
+        path = "".join(pieces[start:at]).strip()
+        values = [piece for piece in pieces[opening[0] + 1:closing] if not piece.isspace()]
+        if not values or values[1::2] != [","] * (len(values) // 2) or len(values) % 2 == 0:
+            return pieces
+        tests = " OR ".join(f"{path} = {value}" for value in values[::2])
+        pieces = pieces[:start] + ["(", tests, ")"] + pieces[closing + 1:]
     return pieces
 
 
@@ -353,32 +442,35 @@ def value_at(path, item):
 
 
 def where_applies(clause, find_value, row):
-    """A WHERE comparison <, <=, > or >= with a typed value (a parameter) compares as DynamoDB does: values of one
-    type, numbers by value, strings by code point, binary by byte; one of another type, or missing, is false.
-    Comparisons with a string literal stay as moto's parser makes them (a number literal arrives as a parameter,
-    statement_inlined).
-    <> is the complement of = (moto's parser answered it as =)."""
+    """A WHERE comparison <, <=, > or >= compares as DynamoDB does (ordered): values of one type, numbers by value,
+    strings by their UTF-8 bytes, binary by byte; one of another type, or missing, is false (moto's parser read
+    both sides as numbers, and failed on a string). <> is the complement of = (moto's parser answered it as =)."""
     if clause.fn == "<>":
         return not values_equal(find_value(clause.left, row), clause.right)
     if clause.fn == "begins_with":
         return begins_with(regular(find_value(clause.left, row)), regular(clause.right))
-    if clause.fn not in ORDERINGS or not isinstance(clause.right, dict) or "S" in clause.right:
-        value = find_value(clause.left, row)
-        if value is None and clause.fn in ORDERINGS:
-            return False
-        return plain_where(clause, find_value, row)
-    value = regular(find_value(clause.left, row))
-    if not isinstance(value, dict) or value.keys() != clause.right.keys() or len(value) != 1:
+    if clause.fn in ORDERINGS:
+        return ordered(clause.fn, regular(find_value(clause.left, row)), regular(clause.right))
+    return plain_where(clause, find_value, row)
+
+
+def ordered(fn, value, bound):
+    """Whether `value` `fn` `bound` (<, <=, > or >=) holds by DynamoDB's rules: both numbers, both strings (by their
+    UTF-8 bytes, the Developer Guide's Data Types: "DynamoDB collates and compares strings using the bytes of the
+    underlying UTF-8 string encoding") or both binary (each byte unsigned); anything else is false."""
+    if not (isinstance(value, dict) and isinstance(bound, dict) and len(value) == 1 and value.keys() == bound.keys()):
         return False
     (kind, first), = value.items()
-    second = clause.right[kind]
+    second = bound[kind]
     if kind == "N":
         first, second = Decimal(first), Decimal(second)
+    elif kind == "S":
+        first, second = first.encode(), second.encode()
     elif kind == "B":
         first, second = as_bytes(first), as_bytes(second)
-    elif kind != "S":
+    else:
         return False
-    return ORDERINGS[clause.fn](first, second)
+    return ORDERINGS[fn](first, second)
 
 
 def begins_with(value, prefix):
@@ -500,6 +592,8 @@ def partiql_writes_refused(statement, source_data, parameters):
         if verb == "DELETE" and (which, image) != ("ALL", "OLD"):
             raise MockValidationException(DELETE_RETURNING.format(which, image))
         statement = statement[:returning.start()]
+    if verb == "SELECT":
+        source_data = global_indexes_projected(source_data)
     answer = plain_partiql_query(statement, source_data, parameters)
     if verb == "INSERT":
         for table_name, changes in answer[1].items():
@@ -514,6 +608,28 @@ def partiql_writes_refused(statement, source_data, parameters):
     if returning is not None:
         answer = (returned_items(answer[1], which, image), answer[1])
     return answer
+
+
+def global_indexes_projected(source_data):
+    """moto's source data with each global secondary index's entries cut to the attributes the index projects, as a
+    SELECT from it reads them (the Developer Guide's Global Secondary Indexes: "global secondary index queries
+    cannot fetch attributes from the base table"); moto answered whole items."""
+    projected = dict(source_data)
+    for name in source_data:
+        table = find_table(name)
+        for index in table.global_indexes if table is not None else ():
+            entries = f"{name}.{index.name}"
+            if entries in projected and (index.projection or {}).get("ProjectionType", "ALL") != "ALL":
+                kept = projected_names(table, index)
+                projected[entries] = [{key: value for key, value in item.items() if key in kept}
+                                      for item in projected[entries]]
+    return projected
+
+
+def projected_names(table, index):
+    """The attributes an index holds: the table's key, the index's key and its projection's NonKeyAttributes."""
+    names = {table.hash_key_attr, table.range_key_attr, *(part["AttributeName"] for part in index.schema)}
+    return (names | set(index.projection.get("NonKeyAttributes", ()))) - {None}
 
 
 def returned_items(changes, which, image):

@@ -377,3 +377,151 @@ def test_begins_with_in_a_where_matches_a_prefix(call, table, key, where, found)
     answer = call("ExecuteStatement", {"Statement": f'SELECT SK FROM "{table.name}" WHERE {where}',
                                        "Parameters": [item["PK"]]})
     assert answer == {"Items": [{"SK": item["SK"]}] if found else []}
+
+
+SORT_KEYS = ["Z", "a", "b", "c", "é"]  # in the order of their UTF-8 bytes: Z (0x5A) < a (0x61) < é (0xC3A9)
+
+
+def sorted_items(call, table, key):
+    """Put one item under a partition key no other test uses for each of SORT_KEYS; answer that partition key."""
+    pk = key("sorted")["PK"].replace("'", "")
+    for sk in SORT_KEYS:
+        call("PutItem", {"TableName": table.name, "Item": {"PK": {"S": pk}, "SK": {"S": sk}}})
+    return pk
+
+
+def quoteless_key(key, name):
+    """typed_key without the quotes a test's parameters put in its name, so that a statement can quote it."""
+    return {name: {"S": value["S"].replace("'", "")} for name, value in typed_key(key, name).items()}
+
+
+def sort_keys_selected(call, table, where, parameters=()):
+    """The SK of each item `SELECT SK FROM table WHERE {where}` answers, or (code, message) when it is refused."""
+    body = {"Statement": f'SELECT SK FROM "{table.name}" WHERE {where}'}
+    if parameters:
+        body["Parameters"] = list(parameters)
+    answer = call("ExecuteStatement", body)
+    return [item["SK"]["S"] for item in answer["Items"]] if isinstance(answer, dict) else answer
+
+
+@pytest.mark.parametrize("test, found", [("SK='b'", ["b"]), ("SK<>'b'", ["Z", "a", "c", "é"]),
+                                         ("SK!='b'", ["Z", "a", "c", "é"]), ("SK>='b'", ["b", "c", "é"]),
+                                         ("SK<='b'", ["Z", "a", "b"]), ("SK>'b'", ["c", "é"]), ("SK<'b'", ["Z", "a"])])
+def test_an_operator_written_without_spaces_compares_as_with_them(call, table, key, test, found):
+    pk = sorted_items(call, table, key)
+    assert sort_keys_selected(call, table, f"PK='{pk}' AND {test}") == found
+
+
+@pytest.mark.parametrize("test, found", [("SK > 'a'", ["b", "c", "é"]), ("SK < 'a'", ["Z"]),
+                                         ("SK >= 'z'", ["é"]), ("SK <= 'Z'", ["Z"])])
+def test_a_string_comparison_orders_strings_by_their_utf8_bytes(call, table, key, test, found):
+    pk = sorted_items(call, table, key)
+    assert sort_keys_selected(call, table, f"PK = '{pk}' AND {test}") == found
+
+
+def test_between_holds_for_both_bounds_and_what_lies_between(call, table, key):
+    pk = sorted_items(call, table, key)
+    assert sort_keys_selected(call, table, f"PK = '{pk}' AND SK BETWEEN 'a' AND 'c'") == ["a", "b", "c"]
+
+
+def test_a_string_parameter_compares_as_a_string(call, table, key):
+    pk = sorted_items(call, table, key)
+    assert sort_keys_selected(call, table, "PK = ? AND SK > ?", [{"S": pk}, {"S": "b"}]) == ["c", "é"]
+
+
+def test_lowercase_keywords_read_as_capitals(call, table, key):
+    pk = sorted_items(call, table, key)
+    assert sort_keys_selected(call, table, f"PK = '{pk}' and (SK between 'a' and 'b' or SK in ['é'])") == [
+        "a", "b", "é"]
+
+
+def test_in_holds_for_each_value_of_its_list(call, table, key):
+    pk = sorted_items(call, table, key)
+    assert sort_keys_selected(call, table, f"PK IN ['{pk}'] AND SK IN ['a', 'c', 'x']") == ["a", "c"]
+
+
+def test_begins_with_on_the_sort_key_matches_its_prefix(call, table, key):
+    pk = sorted_items(call, table, key)
+    call("PutItem", {"TableName": table.name, "Item": {"PK": {"S": pk}, "SK": {"S": "bb"}}})
+    assert sort_keys_selected(call, table, f"PK = '{pk}' AND begins_with(SK, 'b')") == ["b", "bb"]
+
+
+@pytest.mark.parametrize("test", ["v > '5'", "s > 5", "b > 'a'", "s < ?"])
+def test_a_comparison_of_values_of_different_types_is_false(call, table, key, test):
+    item = {**quoteless_key(key, "types"), "v": {"N": "10"}, "s": {"S": "10"}, "b": {"B": b"\x01"}}
+    call("PutItem", {"TableName": table.name, "Item": item})
+    where = f"PK = '{item['PK']['S']}' AND SK = 'META' AND {test}"
+    assert sort_keys_selected(call, table, where, [{"B": b"\xff"}] if "?" in test else ()) == []
+
+
+@pytest.mark.parametrize("test, found", [("b > ?", True), ("b < ?", False), ("m.s > 'p'", True),
+                                         ("m.s >= 'r'", False), ("v > 9.5", True)])
+def test_binary_nested_and_number_values_compare_by_their_type(call, table, key, test, found):
+    item = {**quoteless_key(key, "ordered"), "v": {"N": "10"}, "b": {"B": b"\x80"}, "m": {"M": {"s": {"S": "q"}}}}
+    call("PutItem", {"TableName": table.name, "Item": item})
+    where = f"PK = '{item['PK']['S']}' AND SK = 'META' AND {test}"
+    assert sort_keys_selected(call, table, where, [{"B": b"\x7f"}] if "?" in test else ()) == (
+        ["META"] if found else [])
+
+
+@pytest.mark.parametrize("test, found", [("x is missing", False), ("zz IS MISSING", True),
+                                         ("x IS NOT MISSING", True), ("zz is not missing", False)])
+def test_is_missing_and_is_not_missing_test_whether_an_attribute_exists(call, table, key, test, found):
+    item = {**quoteless_key(key, "missing"), "x": {"S": "x"}}
+    call("PutItem", {"TableName": table.name, "Item": item})
+    where = f"PK = '{item['PK']['S']}' AND SK = 'META' AND {test}"
+    assert sort_keys_selected(call, table, where) == (["META"] if found else [])
+
+
+def test_a_batch_reads_and_a_transaction_writes_statements_without_spaces(call, table, key):
+    items = [{**typed_key(key, f"unspaced{n}"), "n": {"N": str(n)}} for n in range(2)]
+    for item in items:
+        call("PutItem", {"TableName": table.name, "Item": item})
+    wheres = [f"WHERE PK='{item['PK']['S']}' AND SK='META'" for item in items]
+    batch = call("BatchExecuteStatement", {"Statements": [{"Statement": f'SELECT * FROM "{table.name}" {where}'}
+                                                          for where in wheres]})
+    transaction = call("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": f'UPDATE "{table.name}" SET n=5 {where}'} for where in wheres]})
+    stored = [call("GetItem", {"TableName": table.name, "Key": typed_key(key, f"unspaced{n}"),
+                               "ConsistentRead": True})["Item"] for n in range(2)]
+    assert batch == {"Responses": [{"TableName": table.name, "Item": item} for item in items]}
+    assert isinstance(transaction, dict)  # not an error's (code, message)
+    assert stored == [{**item, "n": {"N": "5"}} for item in items]
+
+
+PROJECTED = "p90-contract-projections"
+
+
+@pytest.fixture(scope="module")
+def projected_table(unvalidated_client):
+    """A table keyed by PK and SK with a KEYS_ONLY, an INCLUDE (of x) and an ALL global secondary index on G."""
+    client = unvalidated_client
+    with tracing(False):
+        try:
+            client.delete_table(TableName=PROJECTED)
+            client.get_waiter("table_not_exists").wait(TableName=PROJECTED, WaiterConfig={"Delay": 1})
+        except client.exceptions.ResourceNotFoundException:
+            pass
+        client.create_table(
+            TableName=PROJECTED, BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+            AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"} for name in ("PK", "SK", "G")],
+            GlobalSecondaryIndexes=[
+                {"IndexName": name, "KeySchema": [{"AttributeName": "G", "KeyType": "HASH"}], "Projection": projection}
+                for name, projection in (("keys", {"ProjectionType": "KEYS_ONLY"}),
+                                         ("include", {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x"]}),
+                                         ("all", {"ProjectionType": "ALL"}))])
+        client.get_waiter("table_exists").wait(TableName=PROJECTED, WaiterConfig={"Delay": 1})
+        client.put_item(TableName=PROJECTED, Item={"PK": {"S": "p"}, "SK": {"S": "s"}, "G": {"S": "g"},
+                                                   "x": {"S": "x"}, "y": {"S": "y"}})
+    yield PROJECTED
+    with tracing(False):
+        client.delete_table(TableName=PROJECTED)
+
+
+@pytest.mark.parametrize("index, attributes", [("keys", {}), ("include", {"x": {"S": "x"}}),
+                                               ("all", {"x": {"S": "x"}, "y": {"S": "y"}})])
+def test_a_select_from_a_global_secondary_index_answers_only_what_it_projects(call, projected_table, index,
+                                                                                attributes):
+    answer = call("ExecuteStatement", {"Statement": f'SELECT * FROM "{projected_table}"."{index}" WHERE G = \'g\''})
+    assert answer == {"Items": [{"PK": {"S": "p"}, "SK": {"S": "s"}, "G": {"S": "g"}, **attributes}]}
