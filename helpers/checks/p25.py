@@ -124,15 +124,16 @@ def orders(table, n):
 
 
 def check_place_order_once(place_order_once):
-    """Attack place_order_once(table, order_id, qty): duplicates take stock once, stock never goes negative."""
+    """Attack place_order_once(table, order_id, qty): duplicates take stock once, stock never goes negative, even when
+    a response is lost (the SDK sends the request again) or a client crashes after one of its writes."""
     def invariant(table, log):
         if raised(log):
             return raised(log)
         named = dict.fromkeys(order_id for _, order_id, _ in log["args"])  # a fresh shop: no other order can exist
         placed = {order_id for order_id in named
                   if "Item" in table.get_item(Key=order_key(order_id), ConsistentRead=True)}
-        for (_, order_id, _), answer in zip(log["args"], log["result"]):
-            if answer is not (order_id in placed):
+        for (_, order_id, _), answer, crashed in zip(log["args"], log["result"], log["crashed"]):
+            if not crashed and answer is not (order_id in placed):
                 state = "exists" if order_id in placed else "does not exist"
                 return f"a call for order {order_id!r} returned {answer!r}, but the order {state}"
         stock = table.get_item(Key=STOCK, ConsistentRead=True)["Item"]["stock"]
@@ -142,7 +143,7 @@ def check_place_order_once(place_order_once):
             existing = ", ".join(sorted(placed)) or "none"
             return f"stock is {stock}, but the orders that exist ({existing}) take {taken} of 10"
         if count != len(placed):
-            return f"orderCount is {count}, but {len(placed)} orders exist"
+            return f"orderCount is {count}, but {len(placed)} {'order exists' if len(placed) == 1 else 'orders exist'}"
         return None
 
     # Two calls are one order o0 sent twice (orders(table, 2)): the retry must not take stock again.
@@ -158,7 +159,7 @@ def check_place_order_once(place_order_once):
         return None
 
     return attack("place_order_once", place_order_once, fresh_shop, orders, invariant, orders_of=2,
-                  consistency="dynamodb", probe=the_last_widgets)
+                  consistency="dynamodb", faults=("lost_response", "crash"), probe=the_last_widgets)
 
 
 SEATED = {f"b{n}": f"{n}A" for n in range(1, 7)}  # booking -> the seat it holds at the start
