@@ -53,6 +53,21 @@ def test_a_default_read_may_miss_a_recent_write_a_strongly_consistent_one_never(
     assert seen == {100, 50}, "a default read is answered by the leader or a trailing follower"
 
 
+def test_a_key_of_the_wrong_type_is_refused_as_dynamodb_refuses_it_while_the_copies_trail(lab, table):
+    """A map where the key's string belongs: DynamoDB's ValidationException, never a dropped connection."""
+    set_knobs(lab, quiet=True, stale_reads=5, transaction_window=0.01)
+    wrong = {"PK": {"S": "ACCOUNT#a"}, "SK": "BALANCE"}
+    with pytest.raises(ClientError) as put:
+        table.put_item(Item={**wrong, "balance": 1})
+    with pytest.raises(ClientError) as cancelled:
+        table.meta.client.transact_write_items(TransactItems=[
+            {"Update": {"TableName": TABLE, "Key": wrong, "UpdateExpression": "SET balance = :b",
+                        "ExpressionAttributeValues": {":b": 1}}}])
+    assert code(put.value) == "ValidationException"
+    assert code(cancelled.value) == "TransactionCanceledException"
+    assert [reason["Code"] for reason in cancelled.value.response["CancellationReasons"]] == ["ValidationError"]
+
+
 def test_a_refused_write_is_in_no_copy(lab, table):
     table.put_item(Item={**A, "balance": 100})
     set_knobs(lab, quiet=True, stale_reads=5)

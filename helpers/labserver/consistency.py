@@ -73,6 +73,7 @@ HOLD_HEADER = "X-Lab-Hold-Transaction"
 TRANSACTION_HEADER = "x-lab-transaction"
 CONFLICT_MESSAGE = "Transaction is ongoing for the item"
 CONFLICT_REASON = ("TransactionConflict", CONFLICT_MESSAGE, None)
+KEY_TYPES = ("S", "N", "B")  # the types a key attribute may have
 
 
 class ChoiceError(ValueError):
@@ -533,10 +534,13 @@ def as_of(table, images):
 
 
 def key_of(table, attributes):
-    """(hash, range) as moto keys its items, or None when the attributes lack part of the key."""
+    """(hash, range) as moto keys its items, or None when the attributes lack part of the key or hold one that is not
+    a string, number or binary (a request DynamoDB refuses; moto answers its ValidationException)."""
     try:
-        hash_key = DynamoType(attributes[table.hash_key_attr])
-        range_key = DynamoType(attributes[table.range_key_attr]) if table.has_range_key else None
+        values = [attributes[table.hash_key_attr]] + ([attributes[table.range_key_attr]] if table.has_range_key else [])
     except (KeyError, TypeError, AttributeError, IndexError):
         return None
-    return hash_key, range_key
+    if not all(isinstance(value, dict) and len(value) == 1 and next(iter(value)) in KEY_TYPES for value in values):
+        return None
+    keys = [DynamoType(value) for value in values]
+    return keys[0], keys[1] if table.has_range_key else None
