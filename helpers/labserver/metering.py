@@ -7,13 +7,44 @@ the engine lock.
 
 partition_limits ({"write": 1000, "read": 3000}, DynamoDB's own limits per partition and second, or lower
 for a classroom) throttles a request whose partition key value has used its units of the last second
-(a token bucket per key value, refilled at the limit, holding at most one second's units). DynamoDB's
-answer: on an on-demand table ThrottlingException, on a provisioned one
-ProvisionedThroughputExceededException, each with its ThrottlingReasons ("KeyRangeThroughputExceeded":
-"The request rate directed at a specific partition key value has exceeded the internal partition-level
-throughput limits", API Reference, ThrottlingReason). botocore retries both, with backoff. Item
-operations and transactions are throttled by the keys they name; Query, Scan and batches use units but
-are never refused.
+(a token bucket per key value, refilled at the limit, holding at most one second's units; a request let in
+takes its units as the meter bills them, and may leave the bucket in debt). DynamoDB's answer: on an on-demand
+table ThrottlingException, on a provisioned one ProvisionedThroughputExceededException, each with its
+ThrottlingReasons ("KeyRangeThroughputExceeded": "The request rate directed at a specific partition key value has
+exceeded the internal partition-level throughput limits, indicating uneven access patterns across the table's or
+GSI's key space.", API Reference, ThrottlingReason; botocore's model names the member throttlingReasons in a
+ThrottlingException). botocore retries both, with backoff. A refused request, or item, consumes nothing. What each
+operation is throttled by:
+- Item operations and transactions: the partitions of the keys they name, refused whole if any has no units left.
+- Query: the partition (of the table, or of the index it reads, answered Index...KeyRangeThroughputExceeded) its
+  key condition names with =; its units are taken from it.
+- Scan: the partitions of the items it reads, refused if any has no units left; its units are shared among them by
+  the bytes read in each. The Developer Guide ("Best practices for querying and scanning data", Avoiding sudden
+  spikes in read activity) puts a Scan's reads on the partitions that hold its items: "The scan is also likely to
+  consume all of its capacity units from the same partition because the scan requests read items that are next to
+  each other on the partition. This means that the request is hitting the same partition, causing all of its
+  capacity units to be consumed, and throttling other requests to that partition."
+- BatchWriteItem and BatchGetItem: each item by its partition, in the batch's order, once the items before it took
+  their units; the items throttled are answered in UnprocessedItems / UnprocessedKeys (as sent, with the table's
+  ConsistentRead and projection) and the rest applied. Only when none can be processed is the batch refused, with
+  a ThrottlingException (API Reference, BatchWriteItem: "For tables and indexes with provisioned capacity, if none
+  of the items can be processed due to insufficient provisioned throughput on all of the tables in the request,
+  then BatchWriteItem returns a ProvisionedThroughputExceededException. For all tables and indexes, if none of the
+  items can be processed due to other throttling scenarios (such as exceeding partition level limits), then
+  BatchWriteItem returns a ThrottlingException."; BatchGetItem: "If at least one of the items is successfully
+  processed, then BatchGetItem completes successfully, while returning the keys of the unread items in
+  UnprocessedKeys."). SDKs do not resend unprocessed items: the caller must.
+- PartiQL: each statement as the operation DynamoDB runs for it (below); a BatchExecuteStatement as a batch whose
+  throttled statements are answered in their places with the error code ThrottlingError (API Reference,
+  BatchStatementError, Code: "Valid Values: ConditionalCheckFailed | ... | ProvisionedThroughputExceeded |
+  TransactionConflict | ThrottlingError | ..."; BatchExecuteStatement: "Error details for individual statements can
+  be found under the Error field of the BatchStatementResponse for each statement."), all of them too.
+The meter counts them as CloudWatch does ("DynamoDB Metrics and dimensions", ThrottledRequests: "In a batch request
+(BatchGetItem or BatchWriteItem), ThrottledRequests is only incremented if every request in the batch is throttled.
+If any individual request within the batch is throttled, one of the following metrics is incremented:
+ReadThrottleEvents – For a throttled GetItem event within BatchGetItem. WriteThrottleEvents – For a throttled
+PutItem or DeleteItem event within BatchWriteItem."): ThrottledRequests once per refused request, and
+ReadThrottleEvents or WriteThrottleEvents once per throttled item.
 
 PartiQL is billed as the operations DynamoDB runs for it, each statement as one:
 - ExecuteStatement answers one ConsumedCapacity, BatchExecuteStatement and ExecuteTransaction a list, one entry per
@@ -374,18 +405,15 @@ class Meter:
         `reader` answers a read sent as the request's operation (a Scan asked which items it reads)."""
         if not self.limits:
             return Throttle(params)
+        now = time.monotonic()
         try:
-            found = touches(target, params)
-            parts = batch_parts(target, params)
+            found, parts = touches(target, params), batch_parts(target, params)
+            if found and parts is not None:
+                return self.batch_throttle(target, params, found, parts, now)
+            hot = [(each, spot, kind) for each in found or [] for spot, kind in touch_spots(each, params, reader)
+                   if kind in self.limits and self.bucket(each.name, spot, kind, now)[0] <= 0]
         except (LookupError, TypeError, AttributeError, ValueError, ArithmeticError):
             return Throttle(params)  # a malformed request: moto refuses it
-        if not found:
-            return Throttle(params)
-        if parts is not None:
-            return self.batch_throttle(target, params, found, parts, time.monotonic())
-        now = time.monotonic()
-        hot = [(each, spot, kind) for each in found for spot, kind in touch_spots(each, params, reader)
-               if kind in self.limits and self.bucket(each.name, spot, kind, now)[0] <= 0]
         if not hot:
             return Throttle(params)
         self.counters(hot[0][0].name)["ThrottledRequests"] += 1
