@@ -142,11 +142,10 @@ def touches(target, params):
         kind = target[:-4].lower()
         return [touch(kind, params["TableName"], params, consistent=params.get("ConsistentRead", False))]
     if target in ("Query", "Scan"):
-        table = find_table(params["TableName"])
-        key = query_key(table, params) if table is not None and target == "Query" else None
+        table, index = find_table(params["TableName"]), index_named(params)
+        key = query_key(table, index, params) if table is not None and target == "Query" else None
         return [] if table is None else [Touch(table, params["TableName"], "query", key,
-                                               consistent=params.get("ConsistentRead", False),
-                                               index=params.get("IndexName"))]
+                                               consistent=params.get("ConsistentRead", False), index=index)]
     if target == "BatchGetItem":
         return [touch("get", name, {"Key": key}, consistent=spec.get("ConsistentRead", False))
                 for name, spec in params["RequestItems"].items() for key in spec["Keys"]]
@@ -225,10 +224,16 @@ def key_schema(table, index_name):
     return schema["HASH"], schema.get("RANGE")
 
 
-def query_key(table, params):
+def index_named(params):
+    """The index a Query or Scan reads, or None for the table (as moto reads it: an IndexName not a name is none)."""
+    index = params.get("IndexName")
+    return index if isinstance(index, str) and index else None
+
+
+def query_key(table, index, params):
     """{partition key name: value} of the table's or index's partition a Query names with = (KeyConditions or
     KeyConditionExpression), or None when it cannot be read (its partition is then that of the items it reads)."""
-    hash_name = key_schema(table, params.get("IndexName"))[0]
+    hash_name = key_schema(table, index)[0]
     condition = (params.get("KeyConditions") or {}).get(hash_name)
     if isinstance(condition, dict) and condition.get("AttributeValueList"):
         return {hash_name: condition["AttributeValueList"][0]}
