@@ -7,13 +7,44 @@ the engine lock.
 
 partition_limits ({"write": 1000, "read": 3000}, DynamoDB's own limits per partition and second, or lower
 for a classroom) throttles a request whose partition key value has used its units of the last second
-(a token bucket per key value, refilled at the limit, holding at most one second's units). DynamoDB's
-answer: on an on-demand table ThrottlingException, on a provisioned one
-ProvisionedThroughputExceededException, each with its ThrottlingReasons ("KeyRangeThroughputExceeded":
-"The request rate directed at a specific partition key value has exceeded the internal partition-level
-throughput limits", API Reference, ThrottlingReason). botocore retries both, with backoff. Item
-operations and transactions are throttled by the keys they name; Query, Scan and batches use units but
-are never refused.
+(a token bucket per key value, refilled at the limit, holding at most one second's units; a request let in
+takes its units as the meter bills them, and may leave the bucket in debt). DynamoDB's answer: on an on-demand
+table ThrottlingException, on a provisioned one ProvisionedThroughputExceededException, each with its
+ThrottlingReasons ("KeyRangeThroughputExceeded": "The request rate directed at a specific partition key value has
+exceeded the internal partition-level throughput limits, indicating uneven access patterns across the table's or
+GSI's key space.", API Reference, ThrottlingReason; botocore's model names the member throttlingReasons in a
+ThrottlingException). botocore retries both, with backoff. A refused request, or item, consumes nothing. What each
+operation is throttled by:
+- Item operations and transactions: the partitions of the keys they name, refused whole if any has no units left.
+- Query: the partition (of the table, or of the index it reads, answered Index...KeyRangeThroughputExceeded) its
+  key condition names with =; its units are taken from it.
+- Scan: the partitions of the items it reads, refused if any has no units left; its units are shared among them by
+  the bytes read in each. The Developer Guide ("Best practices for querying and scanning data", Avoiding sudden
+  spikes in read activity) puts a Scan's reads on the partitions that hold its items: "The scan is also likely to
+  consume all of its capacity units from the same partition because the scan requests read items that are next to
+  each other on the partition. This means that the request is hitting the same partition, causing all of its
+  capacity units to be consumed, and throttling other requests to that partition."
+- BatchWriteItem and BatchGetItem: each item by its partition, in the batch's order, once the items before it took
+  their units; the items throttled are answered in UnprocessedItems / UnprocessedKeys (as sent, with the table's
+  ConsistentRead and projection) and the rest applied. Only when none can be processed is the batch refused, with
+  a ThrottlingException (API Reference, BatchWriteItem: "For tables and indexes with provisioned capacity, if none
+  of the items can be processed due to insufficient provisioned throughput on all of the tables in the request,
+  then BatchWriteItem returns a ProvisionedThroughputExceededException. For all tables and indexes, if none of the
+  items can be processed due to other throttling scenarios (such as exceeding partition level limits), then
+  BatchWriteItem returns a ThrottlingException."; BatchGetItem: "If at least one of the items is successfully
+  processed, then BatchGetItem completes successfully, while returning the keys of the unread items in
+  UnprocessedKeys."). SDKs do not resend unprocessed items: the caller must.
+- PartiQL: each statement as the operation DynamoDB runs for it (below); a BatchExecuteStatement as a batch whose
+  throttled statements are answered in their places with the error code ThrottlingError (API Reference,
+  BatchStatementError, Code: "Valid Values: ConditionalCheckFailed | ... | ProvisionedThroughputExceeded |
+  TransactionConflict | ThrottlingError | ..."; BatchExecuteStatement: "Error details for individual statements can
+  be found under the Error field of the BatchStatementResponse for each statement."), all of them too.
+The meter counts them as CloudWatch does ("DynamoDB Metrics and dimensions", ThrottledRequests: "In a batch request
+(BatchGetItem or BatchWriteItem), ThrottledRequests is only incremented if every request in the batch is throttled.
+If any individual request within the batch is throttled, one of the following metrics is incremented:
+ReadThrottleEvents – For a throttled GetItem event within BatchGetItem. WriteThrottleEvents – For a throttled
+PutItem or DeleteItem event within BatchWriteItem."): ThrottledRequests once per refused request, and
+ReadThrottleEvents or WriteThrottleEvents once per throttled item.
 
 PartiQL is billed as the operations DynamoDB runs for it, each statement as one:
 - ExecuteStatement answers one ConsumedCapacity, BatchExecuteStatement and ExecuteTransaction a list, one entry per
@@ -52,14 +83,14 @@ from .partiql import DUPLICATE_ITEM, holds, statement_access, values_equal
 METRICS_PATH = "/lab/metrics"
 COUNTERS = ("ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "WriteUnitsOnRefusedWrites",
             "IndexReadCapacityUnits", "IndexWriteCapacityUnits", "ConditionalCheckFailedRequests",
-            "TransactionConflict", "ThrottledRequests", "Requests")
+            "TransactionConflict", "ThrottledRequests", "ReadThrottleEvents", "WriteThrottleEvents", "Requests")
 SINGLE = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "ExecuteStatement")
 TRANSACTIONS = ("TransactGetItems", "TransactWriteItems", "ExecuteTransaction")
 SINGLE_WRITES = ("PutItem", "UpdateItem", "DeleteItem", "ExecuteStatement")  # a refusal of theirs is billed
 DUPLICATE = b"DuplicateItemException"
 REFUSED_STATEMENTS = ("ConditionalCheckFailed", "DuplicateItem")  # BatchExecuteStatement's codes of refused writes
 PARTIQL = {"ExecuteStatement": None, "BatchExecuteStatement": "Statements", "ExecuteTransaction": "TransactStatements"}
-THROTTLED = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "TransactGetItems", "TransactWriteItems")
+THROTTLED_STATEMENT = "ThrottlingError"  # API Reference, BatchStatementError, Code's valid values
 ON_DEMAND_THROTTLED = ("ThrottlingException",
                        "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically "
                        "scaling your table or index so please try again shortly. If exceptions persist, check if you "
@@ -96,7 +127,7 @@ class Bill:
     touches: list
     rerun: object = None
     usage: dict = field(default_factory=dict)  # table name -> Usage
-    partitions: list = field(default_factory=list)  # (table name, partition, "read"|"write", units)
+    partitions: list = field(default_factory=list)  # (table name, spot, "read"|"write", units)
 
     def used(self, touch):
         """The Usage of the touch's table in this request."""
@@ -111,9 +142,10 @@ def touches(target, params):
         kind = target[:-4].lower()
         return [touch(kind, params["TableName"], params, consistent=params.get("ConsistentRead", False))]
     if target in ("Query", "Scan"):
-        table = find_table(params["TableName"])
-        return [] if table is None else [Touch(table, params["TableName"], "query",
-                                               consistent=params.get("ConsistentRead", False))]
+        table, index = find_table(params["TableName"]), index_named(params)
+        key = query_key(table, index, params) if table is not None and target == "Query" else None
+        return [] if table is None else [Touch(table, params["TableName"], "query", key,
+                                               consistent=params.get("ConsistentRead", False), index=index)]
     if target == "BatchGetItem":
         return [touch("get", name, {"Key": key}, consistent=spec.get("ConsistentRead", False))
                 for name, spec in params["RequestItems"].items() for key in spec["Keys"]]
@@ -163,7 +195,9 @@ def access_touch(table, access, consistent, transactional, place):
     names = table_key_names(table)
     key = {name: access.equal[name] for name in names if name in access.equal}
     if access.verb == "SELECT" and (access.index is not None or len(key) < len(names)):
-        return Touch(table, access.table, "query", consistent=consistent, statement=place,
+        hash_name = key_schema(table, access.index)[0]
+        named = {hash_name: access.equal[hash_name]} if hash_name in access.equal else None
+        return Touch(table, access.table, "query", named, consistent=consistent, statement=place,
                      read=items_read(table, access), index=access.index)
     kind = {"UPDATE": "update", "DELETE": "delete", "EXISTS": "check", "SELECT": "get"}[access.verb]
     return Touch(table, access.table, kind, key, stored(table, key), None, consistent, transactional, place)
@@ -188,6 +222,28 @@ def key_schema(table, index_name):
     indexes = {index.name: index for index in (*table.global_indexes, *table.indexes)}
     schema = {part["KeyType"]: part["AttributeName"] for part in indexes[index_name].schema}
     return schema["HASH"], schema.get("RANGE")
+
+
+def index_named(params):
+    """The index a Query or Scan reads, or None for the table (as moto reads it: an IndexName not a name is none)."""
+    index = params.get("IndexName")
+    return index if isinstance(index, str) and index else None
+
+
+def query_key(table, index, params):
+    """{partition key name: value} of the table's or index's partition a Query names with = (KeyConditions or
+    KeyConditionExpression), or None when it cannot be read (its partition is then that of the items it reads)."""
+    hash_name = key_schema(table, index)[0]
+    condition = (params.get("KeyConditions") or {}).get(hash_name)
+    if isinstance(condition, dict) and condition.get("AttributeValueList"):
+        return {hash_name: condition["AttributeValueList"][0]}
+    names, values = params.get("ExpressionAttributeNames") or {}, params.get("ExpressionAttributeValues") or {}
+    pairs = re.findall(r"([#:]?[\w.]+)\s*=\s*([#:]?[\w.]+)", params.get("KeyConditionExpression") or "")
+    for left, right in pairs:
+        for name, value in ((left, right), (right, left)):
+            if names.get(name, name) == hash_name and value in values:
+                return {hash_name: values[value]}
+    return None
 
 
 def unshaped(params):
@@ -283,10 +339,10 @@ class Meter:
         if each.kind in ("get", "check"):
             units = rate * read_units(item_size(each.before), each.consistent or each.transactional)
             usage.read += units
-            return bill.partitions.append((each.name, partition(each.table, each.key), "read", units))
+            return bill.partitions.append((each.name, (None, partition(each.table, each.key)), "read", units))
         units = rate * write_units(max(item_size(each.before), item_size(after)))
         usage.write += units
-        bill.partitions.append((each.name, partition(each.table, each.key), "write", units))
+        bill.partitions.append((each.name, (None, partition(each.table, each.key)), "write", units))
         for index, index_units in index_writes(each.table, each.before, after):
             usage.index(index, write=index_units)
 
@@ -298,8 +354,12 @@ class Meter:
         """
         items, index = (each.read, each.index) if each.read is not None else answered_items(bill, payload)
         if index:
-            return usage.index(index, read=index_reads(each.table, index, items, each.consistent))
-        usage.read += read_units(sum(item_size(item) for item in items), each.consistent)
+            units = index_reads(each.table, index, items, each.consistent)
+            usage.index(index, read=units)
+        else:
+            units = read_units(sum(item_size(item) for item in items), each.consistent)
+            usage.read += units
+        bill.partitions.extend((each.name, spot, "read", share) for spot, share in read_shares(each, items, units))
 
     def refused(self, bill, each):
         """Add a refused write's units (or, in a cancelled transaction, a ConditionCheck's read) to the bill."""
@@ -310,7 +370,7 @@ class Meter:
         units = rate * write_units(max(item_size(each.before), item_size(each.new)))
         usage.write += units
         usage.refused += units
-        bill.partitions.append((each.name, partition(each.table, each.key), "write", units))
+        bill.partitions.append((each.name, (None, partition(each.table, each.key)), "write", units))
 
     def count(self, bill):
         """Add a settled bill to the tables' counters and take its units from the partitions' buckets."""
@@ -324,14 +384,15 @@ class Meter:
             counters["Requests"] += 1
         if self.limits:
             now = time.monotonic()
-            for table, key, kind, units in bill.partitions:
+            for table, spot, kind, units in bill.partitions:
                 if kind in self.limits:
-                    self.bucket(table, key, kind, now)[0] -= units
+                    self.bucket(table, spot, kind, now)[0] -= units
 
-    def bucket(self, table, key, kind, now):
-        """[units left, when] of one partition key value's bucket, refilled up to now."""
+    def bucket(self, table, spot, kind, now):
+        """[units left, when] of one partition key value's bucket (spot: (index name or None, the value as
+        capacity.partition writes it)), refilled up to now."""
         limit = self.limits[kind]
-        bucket = self.buckets.setdefault((table, key, kind), [limit, now])
+        bucket = self.buckets.setdefault((table, spot, kind), [limit, now])
         bucket[0] = min(limit, bucket[0] + (now - bucket[1]) * limit)
         bucket[1] = now
         return bucket
@@ -344,21 +405,181 @@ class Meter:
         if isinstance(name, str):
             self.counters(name)["TransactionConflict"] += 1
 
-    def throttled(self, target, params):
-        """(status, body) throttling this request when a partition it names has no units left, else None."""
-        if target not in THROTTLED:
-            return None
-        try:
-            found = touches(target, params)
-        except (LookupError, TypeError, AttributeError, ValueError):
-            return None  # a malformed request: moto refuses it
+    def throttle(self, target, params, reader):
+        """The Throttle of a request about to be applied: what partition_limits refuses of it (module docstring).
+        `reader` answers a read sent as the request's operation (a Scan asked which items it reads)."""
+        if not self.limits:
+            return Throttle(params)
         now = time.monotonic()
-        for each in found:
-            kind = "read" if each.kind in ("get", "check") else "write"
-            if kind in self.limits and self.bucket(each.name, partition(each.table, each.key), kind, now)[0] <= 0:
-                self.counters(each.name)["ThrottledRequests"] += 1
-                return throttle_answer(each.table, kind)
-        return None
+        try:
+            found, parts = touches(target, params), batch_parts(target, params)
+            if found and parts is not None:
+                return self.batch_throttle(target, params, found, parts, now)
+            hot = [(each, spot, kind) for each in found or [] for spot, kind in touch_spots(each, params, reader)
+                   if kind in self.limits and self.bucket(each.name, spot, kind, now)[0] <= 0]
+        except (LookupError, TypeError, AttributeError, ValueError, ArithmeticError):
+            return Throttle(params)  # a malformed request: moto refuses it
+        if not hot:
+            return Throttle(params)
+        self.counters(hot[0][0].name)["ThrottledRequests"] += 1
+        self.events(hot)
+        each, spot, kind = hot[0]
+        return Throttle(params, answer=throttle_answer(each.table, kind, spot[0]))
+
+    def batch_throttle(self, target, params, found, parts, now):
+        """A batch's Throttle: each item whose partition has no units left once the items before it in the batch
+        took theirs is set aside; every item set aside refuses the whole batch."""
+        taken, kept, aside, hot = {}, [], [], []
+        for each, part in zip(found, parts):
+            spot, kind = (None, partition(each.table, each.key)), "read" if each.kind == "get" else "write"
+            place = (each.name, spot, kind)
+            if kind in self.limits and self.bucket(*place, now)[0] - taken.get(place, 0) <= 0:
+                aside.append(part)
+                hot.append((each, spot, kind))
+            else:
+                kept.append(part)
+                taken[place] = taken.get(place, 0) + touch_units(each)
+        if not aside:
+            return Throttle(params)
+        self.events(hot)
+        if len(aside) == len(params.get("Statements", parts)):
+            for name in {each.name for each in found}:
+                self.counters(name)["ThrottledRequests"] += 1
+            return Throttle(params, answer=batch_refusal(target, hot))
+        return Throttle(batch_request(target, params, kept, aside), target=target, aside=aside)
+
+    def events(self, hot):
+        """Count ReadThrottleEvents and WriteThrottleEvents, one for each throttled item."""
+        for each, _, kind in hot:
+            self.counters(each.name)[f"{kind.capitalize()}ThrottleEvents"] += 1
+
+
+@dataclass
+class Throttle:
+    """What partition_limits does to one request: refuse it whole (`answer`), or apply `params`, the request less
+    the items set `aside`, which `merged` adds to its answer as unprocessed."""
+
+    params: dict
+    answer: tuple = None
+    target: str = None
+    aside: list = None
+
+    @property
+    def body(self):
+        """The body of the request to apply, when items were set aside (else None: the request as sent)."""
+        return json.dumps(self.params).encode() if self.aside else None
+
+    def merged(self, status, payload):
+        """The answer to the request as sent: the applied request's, with the items set aside unprocessed."""
+        if status != 200:
+            return payload
+        answer = json.loads(payload)
+        if self.target == "BatchExecuteStatement":
+            responses = answer.get("Responses", [])
+            for place, statement in self.aside:
+                responses.insert(place, statement_throttled(statement))
+            answer["Responses"] = responses
+            return json.dumps(answer).encode()
+        member = "UnprocessedItems" if self.target == "BatchWriteItem" else "UnprocessedKeys"
+        unprocessed = answer.setdefault(member, {})
+        for name, part, spec in self.aside:
+            if self.target == "BatchWriteItem":
+                unprocessed.setdefault(name, []).append(part)
+            else:
+                unprocessed.setdefault(name, {**spec, "Keys": []})["Keys"].append(part)
+        return json.dumps(answer).encode()
+
+
+def batch_parts(target, params):
+    """A batch's parts, in the order of its touches: BatchWriteItem's (table, write request, None), BatchGetItem's
+    (table, key, the table's KeysAndAttributes), BatchExecuteStatement's (place, statement); None for any other
+    operation."""
+    if target == "BatchWriteItem":
+        return [(name, request, None) for name, requests in params["RequestItems"].items() for request in requests]
+    if target == "BatchGetItem":
+        return [(name, key, {member: value for member, value in spec.items() if member != "Keys"})
+                for name, spec in params["RequestItems"].items() for key in spec["Keys"]]
+    if target == "BatchExecuteStatement":
+        return [(place, statement) for place, statement in enumerate(params["Statements"])
+                if statement_touches(statement, place, False)]
+    return None
+
+
+def batch_request(target, params, kept, aside):
+    """The batch less the parts set `aside` (`kept`: its other parts)."""
+    if target == "BatchExecuteStatement":
+        places = {place for place, _ in aside}
+        return {**params, "Statements": [statement for place, statement in enumerate(params["Statements"])
+                                         if place not in places]}
+    requests = {}
+    for name, part, spec in kept:
+        if target == "BatchWriteItem":
+            requests.setdefault(name, []).append(part)
+        else:
+            requests.setdefault(name, {**spec, "Keys": []})["Keys"].append(part)
+    return {**params, "RequestItems": requests}
+
+
+def batch_refusal(target, hot):
+    """The answer to a batch none of whose items could be processed: BatchExecuteStatement answers each statement's
+    error in its place; BatchWriteItem and BatchGetItem a ThrottlingException (module docstring)."""
+    if target == "BatchExecuteStatement":
+        return 200, {"Responses": [statement_throttled({}, each.name) for each, _, _ in hot]}
+    reasons = {throttle_reason(each.table, kind, spot[0]): None for each, spot, kind in hot}
+    return throttling_error(ON_DEMAND_THROTTLED, list(reasons))
+
+
+def statement_throttled(statement, name=None):
+    """A BatchExecuteStatement statement's answer when its partition has no units left."""
+    if name is None:
+        access = statement_access(statement["Statement"])
+        name = access.table
+    return {"TableName": name, "Error": {"Code": THROTTLED_STATEMENT, "Message": ON_DEMAND_THROTTLED[1]}}
+
+
+def touch_spots(each, params, reader):
+    """[(spot, "read"|"write")] of the partitions one touch uses: an item's, a Query's, or a Scan's (those of the
+    items it reads: a PartiQL SELECT's own, else those its request answers when asked without filter)."""
+    if each.kind != "query":
+        return [((None, partition(each.table, each.key)), "read" if each.kind in ("get", "check") else "write")]
+    if each.key is not None:
+        return [((each.index, partition_value(each.key)), "read")]
+    items = each.read if each.read is not None else json.loads(reader(unshaped(params))).get("Items", [])
+    return [(spot, "read") for spot in item_spots(each, items)]
+
+
+def item_spots(each, items):
+    """{spot: bytes read there} of the items a Query or Scan touch reads, by the table's or index's partition key."""
+    hash_name = key_schema(each.table, each.index)[0]
+    spots = {}
+    for item in items:
+        if hash_name in item:
+            spot = (each.index, partition_value({hash_name: item[hash_name]}))
+            spots[spot] = spots.get(spot, 0) + item_size(item)
+    return spots
+
+
+def read_shares(each, items, units):
+    """[(spot, units)] of a Query's or Scan's units: a Query's all on the partition it names, a Scan's shared among
+    the partitions it read, by the bytes it read in each."""
+    if each.key is not None:
+        return [((each.index, partition_value(each.key)), units)]
+    spots = item_spots(each, items)
+    total = sum(spots.values())
+    return [(spot, units * size / total) for spot, size in spots.items()] if total else []
+
+
+def partition_value(key):
+    """The one value of a {partition key name: value} map, as capacity.partition writes it."""
+    (value,) = key.values()
+    return repr(sorted(value.items()))
+
+
+def touch_units(each):
+    """The units one batch item takes: a get its item's read, a put or delete the larger of its before and new."""
+    if each.kind == "get":
+        return read_units(item_size(each.before), each.consistent)
+    return write_units(max(item_size(each.before), item_size(each.new)))
 
 
 def answered_items(bill, payload):
@@ -378,12 +599,27 @@ def statement_errors(target, payload):
     return {place: response["Error"].get("Code") for place, response in enumerate(responses) if "Error" in response}
 
 
-def throttle_answer(table, kind):
-    """DynamoDB's answer to a request throttled on a hot partition key value of `table`."""
-    code, message = ON_DEMAND_THROTTLED if table.billing_mode == "PAY_PER_REQUEST" else PROVISIONED_THROTTLED
-    reason = f"Table{kind.capitalize()}KeyRangeThroughputExceeded"
+def throttle_answer(table, kind, index=None):
+    """DynamoDB's answer to a request throttled on a hot partition key value of `table` (or of its index)."""
+    error = ON_DEMAND_THROTTLED if table.billing_mode == "PAY_PER_REQUEST" else PROVISIONED_THROTTLED
+    return throttling_error(error, [throttle_reason(table, kind, index)])
+
+
+def throttling_error(error, reasons):
+    """(400, body) of a throttling error (code, message) with its [(reason, resource ARN)]: botocore's model names
+    the member throttlingReasons in a ThrottlingException, ThrottlingReasons in a
+    ProvisionedThroughputExceededException."""
+    code, message = error
+    member = "throttlingReasons" if code == "ThrottlingException" else "ThrottlingReasons"
     return 400, {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message,
-                 "ThrottlingReasons": [{"reason": reason, "resource": table.table_arn}]}
+                 member: [{"reason": reason, "resource": resource} for reason, resource in reasons]}
+
+
+def throttle_reason(table, kind, index=None):
+    """(reason, resource ARN) of a partition of `table`, or of its index, out of `kind` units."""
+    if index is None:
+        return f"Table{kind.capitalize()}KeyRangeThroughputExceeded", table.table_arn
+    return f"Index{kind.capitalize()}KeyRangeThroughputExceeded", f"{table.table_arn}/index/{index}"
 
 
 def answered(bill, payload):

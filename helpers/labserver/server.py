@@ -92,9 +92,10 @@ class Engine:
             if cancelled is not None:
                 self.meter.conflict(target, params)
                 return answer(*cancelled)
-            throttled = self.meter.throttled(target, params) if self.meter.limits else None
-            if throttled is not None:
-                return answer(*throttled)
+            throttle = self.meter.throttle(target, params, partial(self.rerun, url, headers, target))
+            if throttle.answer is not None:
+                return answer(*throttle.answer)
+            params, body = throttle.params, throttle.body or body
             try:
                 reply, until = model.handle(target, params, headers,
                                             lambda: self.apply(url, headers, body, target, params))
@@ -102,6 +103,8 @@ class Engine:
                 return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
             if reply is not None and reply[0] == HTTPStatus.BAD_REQUEST and b"TransactionConflict" in reply[2]:
                 self.meter.conflict(target, params)
+            if reply is not None and throttle.aside:
+                reply = respond(reply[0], reply[1], throttle.merged(int(reply[0]), reply[2]))
             if knobs.loses(target, body) or headers.get(LOSE_HEADER):
                 reply = None
         if until is not None:
