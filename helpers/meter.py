@@ -15,7 +15,7 @@ from .knobs import KnobsUnavailable, call
 PATH = "/lab/metrics"
 COUNTERS = ("ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "WriteUnitsOnRefusedWrites",
             "IndexReadCapacityUnits", "IndexWriteCapacityUnits", "ConditionalCheckFailedRequests",
-            "TransactionConflict", "ThrottledRequests", "Requests")
+            "TransactionConflict", "ThrottledRequests", "ReadThrottleEvents", "WriteThrottleEvents", "Requests")
 
 
 def metrics(lab):
