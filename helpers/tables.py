@@ -24,7 +24,13 @@ def fresh_table(name, lab=None):
     definitions = table_definitions()
     if name not in definitions:
         raise ValueError(f"{name!r} is not one of the lab's tables; choose from {sorted(definitions)}")
-    spec = definitions[name]
+    recreate_table(lab, name, definitions[name])
+    return lab.table(name)
+
+
+def recreate_table(lab, name, spec):
+    """Drop the table `name` if it exists and create it again, on demand and tagged as the lab's, from `spec`
+    (CreateTable's KeySchema, AttributeDefinitions and indexes); return once DynamoDB has it ready."""
     client = lab.client
     waits = lab.kind != "embedded"  # the lab server deletes and creates a table before it answers; DynamoDB does not
     with tracing(False):
@@ -37,7 +43,6 @@ def fresh_table(name, lab=None):
         client.create_table(TableName=name, BillingMode="PAY_PER_REQUEST", Tags=[LAB_TAG], **spec)
         if waits:
             client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
-    return lab.table(name)
 
 
 def scan_frame(table):

@@ -4,6 +4,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers import tracing
+from helpers.tables import recreate_table
 
 VALUES = {"BOOL": {"BOOL": True}, "NULL": {"NULL": True}, "B": {"B": b"\x00\x01"}, "BS": {"BS": [b"\x00\x01", b"\x01\x02"]},
           "SS": {"SS": ["a", "b"]}, "NS": {"NS": ["1", "2.5"]}, "S": {"S": "it's"}, "N": {"N": "1.5"},
@@ -493,25 +494,18 @@ PROJECTED = "p90-contract-projections"
 
 
 @pytest.fixture(scope="module")
-def projected_table(unvalidated_client):
+def projected_table(lab, unvalidated_client):
     """A table keyed by PK and SK with a KEYS_ONLY, an INCLUDE (of x) and an ALL global secondary index on G."""
     client = unvalidated_client
+    recreate_table(lab, PROJECTED, {
+        "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+        "AttributeDefinitions": [{"AttributeName": name, "AttributeType": "S"} for name in ("PK", "SK", "G")],
+        "GlobalSecondaryIndexes": [
+            {"IndexName": name, "KeySchema": [{"AttributeName": "G", "KeyType": "HASH"}], "Projection": projection}
+            for name, projection in (("keys", {"ProjectionType": "KEYS_ONLY"}),
+                                     ("include", {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x"]}),
+                                     ("all", {"ProjectionType": "ALL"}))]})
     with tracing(False):
-        try:
-            client.delete_table(TableName=PROJECTED)
-            client.get_waiter("table_not_exists").wait(TableName=PROJECTED, WaiterConfig={"Delay": 1})
-        except client.exceptions.ResourceNotFoundException:
-            pass
-        client.create_table(
-            TableName=PROJECTED, BillingMode="PAY_PER_REQUEST",
-            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-            AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"} for name in ("PK", "SK", "G")],
-            GlobalSecondaryIndexes=[
-                {"IndexName": name, "KeySchema": [{"AttributeName": "G", "KeyType": "HASH"}], "Projection": projection}
-                for name, projection in (("keys", {"ProjectionType": "KEYS_ONLY"}),
-                                         ("include", {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x"]}),
-                                         ("all", {"ProjectionType": "ALL"}))])
-        client.get_waiter("table_exists").wait(TableName=PROJECTED, WaiterConfig={"Delay": 1})
         client.put_item(TableName=PROJECTED, Item={"PK": {"S": "p"}, "SK": {"S": "s"}, "G": {"S": "g"},
                                                    "x": {"S": "x"}, "y": {"S": "y"}})
     yield PROJECTED

@@ -7,9 +7,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers import tracing
-from helpers.backend import LAB_TAG
 from helpers.meter import metered
-from helpers.tables import table_definitions
+from helpers.tables import recreate_table, table_definitions
 
 from .conftest import TABLE
 from .test_contract_capacity import KB, embedded, item_of
@@ -20,18 +19,7 @@ NAME = "p90-partiql-capacity"
 @pytest.fixture
 def own(lab):
     """A fresh table of the contract table's shape (PK, SK and GSI1) for this test alone."""
-    client, waits = lab.client, lab.kind != "embedded"
-    with tracing(False):
-        try:
-            client.delete_table(TableName=NAME)
-            if waits:
-                client.get_waiter("table_not_exists").wait(TableName=NAME, WaiterConfig={"Delay": 1})
-        except client.exceptions.ResourceNotFoundException:
-            pass
-        client.create_table(TableName=NAME, BillingMode="PAY_PER_REQUEST", Tags=[LAB_TAG],
-                            **table_definitions()[TABLE])
-        if waits:
-            client.get_waiter("table_exists").wait(TableName=NAME, WaiterConfig={"Delay": 1})
+    recreate_table(lab, NAME, table_definitions()[TABLE])
     return NAME
 
 
