@@ -3,6 +3,8 @@ import ast
 import json
 from pathlib import Path
 
+from helpers.explore import parse_move
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
@@ -40,3 +42,9 @@ def hidden_missing_table(exercise, answer=False):
     """The message a checker gives a function that answered `answer` on a missing table instead of raising."""
     return (f"with its table missing, {exercise} returned {answer!r} instead of raising ResourceNotFoundException: "
             "it hides errors that are not refusals")
+
+
+def broken_by_a_crash_alone(report):
+    """True when an order of the report's exhaustive stage breaks with a client crash in it and no lost response."""
+    return any(not order.ok and {parse_move(move)[2] for move in order.schedule if parse_move(move)[1] == "!"}
+               == {"crash"} for order in report.orders.itertuples())

@@ -31,8 +31,8 @@ SIZES = (2, 5, 10, 20, 50)
 TRIES = 3
 CLIENT_NAMES = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
 MISSING_TABLE = "p99-no-such-table"
-FAULTS_INCLUDED = {(): "", ("lost_response",): ", lost responses included", ("crash",): ", crashes included",
-                   ("crash", "lost_response"): ", lost responses and crashes included"}
+FAULT_WORDS = {("lost_response",): "lost responses", ("crash",): "crashes",
+               ("crash", "lost_response"): "lost responses and crashes"}
 
 
 @dataclass
@@ -140,14 +140,14 @@ def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explor
         return report, ""
     if consistency == "strong":
         return None, held_in(faulted, faults)
-    return None, (f"{held_in(orders)}, and in all {len(faulted)} orders with "
-                  f"{FAULTS_INCLUDED[tuple(sorted(faults))].removeprefix(', ').removesuffix(' included')}, every read "
-                  "strongly consistent")
+    return None, (f"{held_in(orders)}, and in all {len(faulted)} orders with {FAULT_WORDS[tuple(sorted(faults))]}, "
+                  "every read strongly consistent")
 
 
 def held_in(orders, faults=()):
     """', and in all 24 orders of the exhaustive stage' (with the faults they included): a pass's last words."""
-    return f", and in all {len(orders)} orders of the exhaustive stage{FAULTS_INCLUDED[tuple(sorted(faults))]}"
+    included = f", {FAULT_WORDS[tuple(sorted(faults))]} included" if faults else ""
+    return f", and in all {len(orders)} orders of the exhaustive stage{included}"
 
 
 def explored(exercise, learner, setup, arguments, invariant, max_orders, consistency, faults, names):
