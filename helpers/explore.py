@@ -32,15 +32,13 @@ import json
 import queue
 import threading
 import time
-import urllib.error
-import urllib.request
 from contextlib import contextmanager
 from math import factorial, prod
 
 import pandas as pd
 from botocore.exceptions import ClientError
 
-from . import trace
+from . import labhttp, trace
 from .backend import connect
 from .meter import write_totals
 
@@ -470,14 +468,12 @@ class ModelServer:
     @staticmethod
     def send(url, body, headers):
         """One HTTP POST to the lab server; a refusal is an ExplorationError with the server's reason."""
-        request = urllib.request.Request(url, data=body if isinstance(body, bytes) else (body or "").encode(),
-                                         headers={name: value.decode() if isinstance(value, bytes) else str(value)
-                                                  for name, value in headers.items()}, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=CLIENT_TIMEOUT) as answer:
-                return json.load(answer)
-        except urllib.error.HTTPError as error:
-            raise ExplorationError(json.loads(error.read() or b"{}").get("message", str(error))) from None
+        status, answer = labhttp.request(url, "POST", body if isinstance(body, bytes) else (body or "").encode(),
+                                         {name: value.decode() if isinstance(value, bytes) else str(value)
+                                          for name, value in headers.items()}, timeout=CLIENT_TIMEOUT)
+        if status >= 400:
+            raise ExplorationError(json.loads(answer or b"{}").get("message", f"HTTP {status}"))
+        return json.loads(answer)
 
 
 def model_server(lab, consistency):

@@ -17,10 +17,10 @@ partition_limits={"write": 20} a partition key value that has used 20 write unit
 so notebooks check `lab.kind == "embedded"` first.
 """
 import json
-import urllib.error
-import urllib.request
+import http.client
 from contextlib import contextmanager, nullcontext
 
+from . import labhttp
 from .trace import TRACER
 
 PATH = "/lab/knobs"
@@ -132,18 +132,16 @@ def call(lab, method, values=None, path=PATH):
     if lab.kind == "aws":
         raise KnobsUnavailable(unavailable(lab))
     data = None if values is None else json.dumps(values).encode()
-    request = urllib.request.Request(lab.endpoint.rstrip("/") + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=5) as answer:
-            reply = json.load(answer)
-    except urllib.error.HTTPError as error:
-        reply = parsed(error.read())
+        status, body = labhttp.request(lab.endpoint.rstrip("/") + path, method, data,
+                                       {"Content-Type": "application/json"})
+        reply = parsed(body) if status >= 400 else json.loads(body)
+    except (OSError, http.client.HTTPException, ValueError):
+        raise KnobsUnavailable(unavailable(lab)) from None
+    if status >= 400:
         if "knobs" in reply:
-            raise ValueError(reply["message"]) from None
-        raise KnobsUnavailable(unavailable(lab)) from None
-    except (urllib.error.URLError, OSError, ValueError):
-        raise KnobsUnavailable(unavailable(lab)) from None
+            raise ValueError(reply["message"])
+        raise KnobsUnavailable(unavailable(lab))
     if not isinstance(reply, dict) or (path == PATH and "knobs" not in reply):
         raise KnobsUnavailable(unavailable(lab))
     return reply

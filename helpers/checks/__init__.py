@@ -83,7 +83,7 @@ class Scenario:
 
     def __init__(self, learner, setup, arguments, invariant, names=CLIENT_NAMES):
         self.learner, self.setup, self.arguments, self.invariant = learner, setup, arguments, invariant
-        self.state, self.calls, self.problem = None, [], None
+        self.state, self.calls, self.problem, self.last_log = None, [], None, None
         self.reset()
         self.clients = {names[i]: self.client(i) for i in range(len(self.calls))}
 
@@ -112,8 +112,9 @@ class Scenario:
         return log_frame(rows)
 
     def check(self, results):
-        """True when the invariant holds after this schedule; the problem is kept for the report."""
-        self.problem = self.invariant(self.state, self.log(results))
+        """True when the invariant holds after this schedule; the problem and the log it read are kept for the report."""
+        self.last_log = self.log(results)
+        self.problem = self.invariant(self.state, self.last_log)
         return self.problem is None
 
     def outcome(self, results):
@@ -158,7 +159,7 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders, consist
 
     def check(results):
         held = scenario.check(results)
-        problems.append((scenario.problem, scenario.log(results)))
+        problems.append((scenario.problem, scenario.last_log))
         return held
 
     orders = explore.explore(scenario.clients, scenario.reset, check, max_schedules=max_orders,
