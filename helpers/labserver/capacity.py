@@ -189,12 +189,15 @@ def index_writes(table, before, after):
     return writes
 
 
-def index_reads(table, name, items, consistent):
-    """Read units of a Query or Scan on index `name` that read `items` (whole items; the index holds their entries)."""
+def read_sizes(table, name, items):
+    """The bytes a Query or Scan reads of each of `items` (whole items): the item's, or, when it reads the index
+    `name`, its entry's there (0 for an item the index holds no entry of)."""
+    if name is None:
+        return [item_size(item) for item in items]
     index = next(index for index in (*table.global_indexes, *table.indexes) if index.name == name)
     keys = table_key_names(table)
     entries = (index_entry(index, item, keys) for item in items)
-    return read_units(sum(item_size(entry[1]) for entry in entries if entry is not None), consistent)
+    return [0 if entry is None else item_size(entry[1]) for entry in entries]
 
 
 def table_key_names(table):

@@ -17,7 +17,7 @@ ThrottlingException). botocore retries both, with backoff. A refused request, or
 operation is throttled by:
 - Item operations and transactions: the partitions of the keys they name, refused whole if any has no units left.
 - Query: the partition (of the table, or of the index it reads, answered Index...KeyRangeThroughputExceeded) its
-  key condition names with =; its units are taken from it.
+  key condition names with = (a PartiQL SELECT's IN: each partition it lists); its units are taken from it.
 - Scan: the partitions of the items it reads, refused if any has no units left; its units are shared among them by
   the bytes read in each. The Developer Guide ("Best practices for querying and scanning data", Avoiding sudden
   spikes in read activity) puts a Scan's reads on the partitions that hold its items: "The scan is also likely to
@@ -52,9 +52,12 @@ PartiQL is billed as the operations DynamoDB runs for it, each statement as one:
   ConsumedCapacity for the operation, together with ConsumedCapacity for each table and secondary index that was
   accessed.").
 - A SELECT naming the table's whole primary key with = is a GetItem; one naming the partition key of the table or of
-  the index it reads with = a Query of that partition, which reads the items its sort key condition holds for; any
-  other a Scan ("PartiQL select statements for DynamoDB": "Using the SELECT statement can result in a full table scan
-  if an equality or IN condition with a partition key is not provided in the WHERE clause.").
+  the index it reads with = a Query of that partition, which reads the items its sort key condition holds for, and
+  one naming it with IN (or = ORed) a Query of each partition it lists, each rounded on its own; any other a Scan
+  ("PartiQL select statements for DynamoDB": "Using the SELECT statement can result in a full table scan if an
+  equality or IN condition with a partition key is not provided in the WHERE clause."; "To ensure that a SELECT
+  statement does not result in a full table scan, the WHERE clause condition must specify a partition key. Use the
+  equality or IN operator.").
 - INSERT, UPDATE and DELETE are PutItem, UpdateItem and DeleteItem of the key they name; an INSERT of a key the table
   holds ("PartiQL insert statements for DynamoDB": "If the DynamoDB table already has an item with the same primary
   key as the primary key of the item being inserted, DuplicateItemException is returned.") and an UPDATE whose WHERE
@@ -75,7 +78,7 @@ import time
 from dataclasses import dataclass, field
 
 from .capacity import (CANCELLED, CONDITION_FAILED, QUERY_SHAPING, TRANSACTIONAL, Usage, capacity_answer,
-                       index_reads, index_writes, item_key, item_size, local_index_names, partition, read_units,
+                       index_writes, item_key, item_size, local_index_names, partition, read_sizes, read_units,
                        stored, table_key_names, write_units)
 from .knobs import find_table
 from .partiql import DUPLICATE_ITEM, holds, statement_access, values_equal
@@ -108,14 +111,15 @@ class Touch:
     table: object
     name: str
     kind: str  # get, put, update, delete, check, query
-    key: dict = None
+    key: dict = None  # the item's key (None for a query)
     before: dict = None
     new: dict = None
     consistent: bool = False
     transactional: bool = False
     statement: int = None  # its place among a BatchExecuteStatement's statements
     read: list = None  # a PartiQL SELECT's Query or Scan: the items it reads
-    index: str = None  # the index such a SELECT reads
+    index: str = None  # the index a Query or Scan reads
+    partitions: list = None  # a Query's partitions, {partition key name: value} each (a SELECT's IN names several)
 
 
 @dataclass
@@ -144,8 +148,9 @@ def touches(target, params):
     if target in ("Query", "Scan"):
         table, index = find_table(params["TableName"]), index_named(params)
         key = query_key(table, index, params) if table is not None and target == "Query" else None
-        return [] if table is None else [Touch(table, params["TableName"], "query", key,
-                                               consistent=params.get("ConsistentRead", False), index=index)]
+        return [] if table is None else [Touch(table, params["TableName"], "query", index=index,
+                                               consistent=params.get("ConsistentRead", False),
+                                               partitions=None if key is None else [key])]
     if target == "BatchGetItem":
         return [touch("get", name, {"Key": key}, consistent=spec.get("ConsistentRead", False))
                 for name, spec in params["RequestItems"].items() for key in spec["Keys"]]
@@ -188,7 +193,7 @@ def statement_touches(statement, place, transactional):
 def access_touch(table, access, consistent, transactional, place):
     """The Touch of one statement's Access: INSERT, UPDATE and DELETE a PutItem, UpdateItem and DeleteItem of the key
     they name, EXISTS(SELECT ...) a ConditionCheck, a SELECT naming the table's whole primary key with = a GetItem,
-    any other SELECT a Query or Scan (items_read)."""
+    any other SELECT a Query of each partition key value it pins with = or IN, or a Scan (items_read)."""
     if access.verb == "INSERT":
         key = item_key(table, access.item)
         return Touch(table, access.table, "put", key, stored(table, key), access.item, False, transactional, place)
@@ -196,23 +201,30 @@ def access_touch(table, access, consistent, transactional, place):
     key = {name: access.equal[name] for name in names if name in access.equal}
     if access.verb == "SELECT" and (access.index is not None or len(key) < len(names)):
         hash_name = key_schema(table, access.index)[0]
-        named = {hash_name: access.equal[hash_name]} if hash_name in access.equal else None
-        return Touch(table, access.table, "query", named, consistent=consistent, statement=place,
-                     read=items_read(table, access), index=access.index)
+        values = access.pinned(hash_name)
+        partitions = None if values is None else [{hash_name: value} for value in values]
+        return Touch(table, access.table, "query", consistent=consistent, statement=place, index=access.index,
+                     read=items_read(table, access, partitions), partitions=partitions)
     kind = {"UPDATE": "update", "DELETE": "delete", "EXISTS": "check", "SELECT": "get"}[access.verb]
     return Touch(table, access.table, kind, key, stored(table, key), None, consistent, transactional, place)
 
 
-def items_read(table, access):
-    """The items a SELECT's Query or Scan reads: with the partition key's value, those its sort key condition
-    holds for; else (a Scan) every item, which the index's entries are taken from when it reads an index."""
+def items_read(table, access, partitions):
+    """The items a SELECT's Queries or Scan read: in the partitions it names, those its sort key condition holds
+    for; else (a Scan) every item, which the index's entries are taken from when it reads an index."""
     hash_name, range_name = key_schema(table, access.index)
     items = [item.to_json()["Attributes"] for item in table.all_items()]
-    if hash_name not in access.equal:
+    if partitions is None:
         return items
     narrowing = access.narrows(range_name)
-    return [item for item in items if values_equal(item.get(hash_name), access.equal[hash_name])
+    return [item for item in items if any(in_partition(item, key) for key in partitions)
             and all(holds(clause, item) for clause in narrowing)]
+
+
+def in_partition(item, key):
+    """Whether an item is in the partition `key` ({partition key name: value}) names."""
+    ((name, value),) = key.items()
+    return values_equal(item.get(name), value)
 
 
 def key_schema(table, index_name):
@@ -347,19 +359,18 @@ class Meter:
             usage.index(index, write=index_units)
 
     def queried(self, bill, each, usage, payload):
-        """Add a Query's or Scan's units: the items it read, summed, then rounded (an index's entries for an index).
+        """Add a Query's or Scan's units (read_shares), on the table or on the index it reads.
 
         The items read are those answered, unless a filter, projection or Select shaped the answer: then the
         request is asked again without them. A PartiQL SELECT's touch carries the items it reads.
         """
-        items, index = (each.read, each.index) if each.read is not None else answered_items(bill, payload)
-        if index:
-            units = index_reads(each.table, index, items, each.consistent)
-            usage.index(index, read=units)
+        items = each.read if each.read is not None else answered_items(bill, payload)
+        units, shares = read_shares(each, items)
+        if each.index:
+            usage.index(each.index, read=units)
         else:
-            units = read_units(sum(item_size(item) for item in items), each.consistent)
             usage.read += units
-        bill.partitions.extend((each.name, spot, "read", share) for spot, share in read_shares(each, items, units))
+        bill.partitions.extend((each.name, spot, "read", share) for spot, share in shares)
 
     def refused(self, bill, each):
         """Add a refused write's units (or, in a cancelled transaction, a ConditionCheck's read) to the bill."""
@@ -542,31 +553,39 @@ def touch_spots(each, params, reader):
     items it reads: a PartiQL SELECT's own, else those its request answers when asked without filter)."""
     if each.kind != "query":
         return [((None, partition(each.table, each.key)), "read" if each.kind in ("get", "check") else "write")]
-    if each.key is not None:
-        return [((each.index, partition_value(each.key)), "read")]
+    if each.partitions is not None:
+        return [((each.index, partition_value(key)), "read") for key in each.partitions]
     items = each.read if each.read is not None else json.loads(reader(unshaped(params))).get("Items", [])
     return [(spot, "read") for spot in item_spots(each, items)]
 
 
 def item_spots(each, items):
-    """{spot: bytes read there} of the items a Query or Scan touch reads, by the table's or index's partition key."""
+    """{spot: bytes read there} of the items a Query or Scan touch reads (read_sizes), by the table's or index's
+    partition key."""
     hash_name = key_schema(each.table, each.index)[0]
     spots = {}
-    for item in items:
+    for item, size in zip(items, read_sizes(each.table, each.index, items)):
         if hash_name in item:
             spot = (each.index, partition_value({hash_name: item[hash_name]}))
-            spots[spot] = spots.get(spot, 0) + item_size(item)
+            spots[spot] = spots.get(spot, 0) + size
     return spots
 
 
-def read_shares(each, items, units):
-    """[(spot, units)] of a Query's or Scan's units: a Query's all on the partition it names, a Scan's shared among
-    the partitions it read, by the bytes it read in each."""
-    if each.key is not None:
-        return [((each.index, partition_value(each.key)), units)]
+def read_shares(each, items):
+    """(units, [(spot, units)]) of the items a Query or Scan touch read (whole items; read_sizes sizes an index's
+    entries): each partition a Query names billed as a Query of its own, the bytes it read there summed, then
+    rounded; a Scan's bytes summed and rounded once, its units shared among the partitions it read by the bytes it
+    read in each."""
+    if each.partitions is not None:
+        sizes = read_sizes(each.table, each.index, items)
+        shares = [((each.index, partition_value(key)), read_units(
+            sum(size for item, size in zip(items, sizes) if in_partition(item, key)), each.consistent))
+            for key in each.partitions]
+        return sum(units for _, units in shares), shares
     spots = item_spots(each, items)
     total = sum(spots.values())
-    return [(spot, units * size / total) for spot, size in spots.items()] if total else []
+    units = read_units(total, each.consistent)
+    return units, [(spot, units * size / total) for spot, size in spots.items()] if total else []
 
 
 def partition_value(key):
@@ -583,12 +602,12 @@ def touch_units(each):
 
 
 def answered_items(bill, payload):
-    """(the items a Query or Scan read, the index it read or None): those answered, or, when a filter, projection or
-    Select shaped the answer, those answered when it is asked again without them."""
+    """The items a Query or Scan read: those answered, or, when a filter, projection or Select shaped the answer,
+    those answered when it is asked again without them."""
     params = bill.params
     if any(name in params for name in QUERY_SHAPING):
         payload = bill.rerun(unshaped(params))
-    return json.loads(payload).get("Items", []), params.get("IndexName")
+    return json.loads(payload).get("Items", [])
 
 
 def statement_errors(target, payload):

@@ -502,6 +502,31 @@ class Access:
         return [clause for clause in self.conjuncts if isinstance(clause, where_parser.WhereClause)
                 and clause.left == [range_name] and clause.fn in SORT_KEY_TESTS]
 
+    def pinned(self, name):
+        """The values the WHERE clause pins the attribute `name` to, each once: its = value, or those of a conjunct
+        that ORs only `name = value` comparisons (IN [...] comes written so, in_lists_expanded); else None."""
+        if name in self.equal:
+            return [self.equal[name]]
+        for clause in self.conjuncts:
+            tests = list(joined(clause, where_parser.WhereOrClause))
+            if isinstance(clause, where_parser.WhereOrClause) and all(equality_on(test, name) for test in tests):
+                return distinct(regular(test.right) for test in tests)
+        return None
+
+
+def equality_on(clause, name):
+    """Whether a WHERE clause is `name = value`."""
+    return isinstance(clause, where_parser.WhereClause) and clause.fn == "=" and clause.left == [name]
+
+
+def distinct(values):
+    """The typed values, each once (by DynamoDB's equality), in their order."""
+    kept = []
+    for value in values:
+        if not any(values_equal(value, seen) for seen in kept):
+            kept.append(value)
+    return kept
+
 
 def statement_access(text):
     """The Access of one statement, its parameters inlined (statement_inlined), or None when moto's parsers cannot read
@@ -537,17 +562,18 @@ def selected(text, verb):
     where = metadata._where_clause
     if where is not None:
         where.process_value(partiql_serializer.serialize)
-    conjuncts = list(conjuncts_of(where)) if where is not None else []
+    conjuncts = list(joined(where, where_parser.WhereAndClause)) if where is not None else []
     equal = {clause.left[0]: regular(clause.right) for clause in conjuncts
              if isinstance(clause, where_parser.WhereClause) and clause.fn == "=" and len(clause.left) == 1}
     return Access(verb, unquoted(table), index and unquoted(index), equal, conjuncts)
 
 
-def conjuncts_of(clause):
-    """The clauses a WHERE clause ANDs together at its top (an OR is one of them, whole)."""
-    if isinstance(clause, where_parser.WhereAndClause):
+def joined(clause, kind):
+    """The clauses a WHERE clause joins at its top with `kind` (WhereAndClause: its conjuncts, an OR one of them
+    whole; WhereOrClause: its disjuncts), nested joins of the same kind flattened."""
+    if isinstance(clause, kind):
         for child in clause.children:
-            yield from conjuncts_of(child)
+            yield from joined(child, kind)
     else:
         yield clause
 

@@ -89,6 +89,18 @@ def test_a_select_by_partition_key_is_a_query_of_what_its_sort_key_condition_rea
     assert query(lab, key, " AND begins_with(SK, ?)", ["b"], ConsistentRead=True) == total(1.0)  # 1,500 bytes
 
 
+@pytest.mark.parametrize("where", ["PK IN [?, ?]", "PK = ? OR PK = ?"])
+def test_a_select_of_partition_keys_in_a_list_is_a_query_of_each_partition(lab, own, key, where):
+    partition(lab, key)
+    write(lab, item_of(key("r"), 1500), item_of(key("far"), 4 * KB))
+    listed = {"Statement": f'SELECT * FROM "{NAME}" WHERE {where}', "Parameters": [key("q")["PK"], key("r")["PK"]]}
+    with metered(lab, NAME) as cost:
+        assert execute(lab, listed, ConsistentRead=True) == total(2.0 + 1.0)  # 4,500 bytes in q, 1,500 in r
+    assert execute(lab, listed) == total(1.5)  # a Scan of all 14,192 bytes would be 4.0, one Query of both 2.0
+    if lab.kind == "embedded":
+        assert cost["ConsumedReadCapacityUnits"] == 3.0
+
+
 def test_a_select_without_the_partition_key_is_a_scan_of_the_whole_table(lab, own, key):
     partition(lab, key)  # 3 x 1,500 + 4,096 = 8,596 bytes: three 4 KB blocks
     scan = {"Statement": f'SELECT * FROM "{NAME}"', "Parameters": []}
