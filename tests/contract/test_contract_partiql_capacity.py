@@ -3,6 +3,8 @@ operations DynamoDB runs for each statement (a SELECT by whole key a GetItem, by
 INSERT, UPDATE, DELETE single-item writes; a transaction twice), and the lab server's meter to the same figures. Each
 test has a table of its own, so that a Scan reads only the items the test wrote; item sizes are built byte by byte
 (test_contract_capacity.item_of), each on or just past a 1 KB or 4 KB boundary."""
+import copy
+
 import pytest
 from botocore.exceptions import ClientError
 
@@ -197,6 +199,25 @@ def test_a_select_of_an_index_reads_its_entries(lab, own, key):
                        "GlobalSecondaryIndexes": {"GSI1": {"CapacityUnits": 1.0}}}  # 6,000 bytes: two blocks, halved
     scanned = execute(lab, {"Statement": on_index, "Parameters": []}, level="INDEXES")
     assert scanned == queried  # the item without GSI1's keys has no entry to read
+
+
+@pytest.fixture
+def keys_only(lab):
+    """A fresh table of the contract table's shape whose GSI1 projects only the keys, for this test alone."""
+    spec = copy.deepcopy(table_definitions()[TABLE])
+    for index in spec["GlobalSecondaryIndexes"]:
+        index["Projection"] = {"ProjectionType": "KEYS_ONLY"}
+    recreate_table(lab, NAME, spec)
+
+
+def test_a_select_of_a_keys_only_index_reads_its_entries_not_the_items(lab, keys_only, key):
+    write(lab, indexed(key, "k1", 5 * KB, "P", "a"), indexed(key, "k2", 5 * KB, "P", "b"))
+    on_index = f'SELECT * FROM "{NAME}"."GSI1"'
+    queried = execute(lab, {"Statement": on_index + " WHERE GSI1PK = ?", "Parameters": ["P"]}, level="INDEXES")
+    assert queried == {"TableName": NAME, "CapacityUnits": 0.5, "Table": {"CapacityUnits": 0.0},
+                       "GlobalSecondaryIndexes": {"GSI1": {"CapacityUnits": 0.5}}}  # whole items: 10 KB, 1.5
+    scanned = execute(lab, {"Statement": on_index, "Parameters": []}, level="INDEXES")
+    assert scanned == queried
 
 
 def batch(lab, statements, level="TOTAL"):
