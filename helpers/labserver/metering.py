@@ -60,8 +60,9 @@ PartiQL is billed as the operations DynamoDB runs for it, each statement as one:
   equality or IN operator.").
 - INSERT, UPDATE and DELETE are PutItem, UpdateItem and DeleteItem of the key they name; an INSERT of a key the table
   holds ("PartiQL insert statements for DynamoDB": "If the DynamoDB table already has an item with the same primary
-  key as the primary key of the item being inserted, DuplicateItemException is returned.") and an UPDATE whose WHERE
-  clause does not hold are refused writes, billed and counted as a PutItem's or UpdateItem's refused by its condition.
+  key as the primary key of the item being inserted, DuplicateItemException is returned.") and an UPDATE or DELETE
+  whose WHERE clause does not hold are refused writes, billed and counted as a PutItem's, UpdateItem's or
+  DeleteItem's refused by its condition.
 - BatchExecuteStatement bills each statement as BatchGetItem and BatchWriteItem bill each item (API Reference,
   BatchExecuteStatement: "Each read statement in a BatchExecuteStatement must specify an equality condition on all key
   attributes."), each SELECT by its own ConsistentRead; a statement answered with an error is not billed, unless

@@ -14,9 +14,9 @@ from moto.dynamodb.exceptions import (ConditionalCheckFailed, DynamodbException,
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.parsing import partiql as moto_partiql
+from py_partiql_parser import QueryMetadata
 from py_partiql_parser._internal import parser as partiql_parser
 from py_partiql_parser._internal import where_parser
-from py_partiql_parser._internal.delete_parser import DeleteParser
 from py_partiql_parser._internal.insert_parser import InsertParser
 from py_partiql_parser._internal.update_parser import UpdateParser
 from py_partiql_parser.exceptions import ParserException
@@ -36,6 +36,7 @@ STATEMENT_TABLE = re.compile(r'\s*(?:EXISTS\s*\(\s*)?(?:UPDATE|DELETE\s+FROM|INS
 NO_SUCH_TABLE = "Requested resource not found"
 TOO_FEW_PARAMETERS = "Number of parameters in request and statement don't match."
 DUPLICATE_ITEM = "Duplicate primary key exists in table"
+INCOMPLETE_KEY = "Where clause does not contain a mandatory equality on all key attributes"
 PARAMETER_MARK = "\x00lab parameter:"
 LIST_INDEX = re.compile(r"\[(\d+)\]")
 ORDERINGS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -542,12 +543,13 @@ def statement_access(text):
         if verb == "INSERT":
             name, item = InsertParser().parse(text)
             return Access(verb, unquoted(name), item=item)
-        if verb == "UPDATE":
-            name, _, filters = UpdateParser().parse(text)
-        elif verb == "DELETE":
-            name, filters = DeleteParser().parse(text)
-        else:
+        if verb == "DELETE":
+            name, where = delete_parsed(text)
+            conjuncts = list(joined(where, where_parser.WhereAndClause))
+            return Access(verb, name, equal=equalities(conjuncts), conjuncts=conjuncts)
+        if verb != "UPDATE":
             return None
+        name, _, filters = UpdateParser().parse(text)
     except UNPARSED:
         return None
     return Access(verb, unquoted(name), equal=dict(filters))
@@ -563,9 +565,23 @@ def selected(text, verb):
     if where is not None:
         where.process_value(partiql_serializer.serialize)
     conjuncts = list(joined(where, where_parser.WhereAndClause)) if where is not None else []
-    equal = {clause.left[0]: regular(clause.right) for clause in conjuncts
-             if isinstance(clause, where_parser.WhereClause) and clause.fn == "=" and len(clause.left) == 1}
-    return Access(verb, unquoted(table), index and unquoted(index), equal, conjuncts)
+    return Access(verb, unquoted(table), index and unquoted(index), equalities(conjuncts), conjuncts)
+
+
+def equalities(conjuncts):
+    """{attribute: value} of the conjuncts that set a top-level attribute equal to a value."""
+    return {clause.left[0]: regular(clause.right) for clause in conjuncts
+            if isinstance(clause, where_parser.WhereClause) and clause.fn == "=" and len(clause.left) == 1}
+
+
+def delete_parsed(text):
+    """(table, WHERE clause) of a DELETE statement without RETURNING, its WHERE clause read as a SELECT's is (any
+    comparison, function, AND, OR), each value typed: moto's DELETE parser read only =, and failed on the rest."""
+    pieces = STATEMENT_TOKEN.findall(text)
+    start = next(index for index, piece in enumerate(pieces) if piece.upper() == "WHERE")
+    where = where_parser.WhereParser.parse_where_clause("".join(pieces[start + 1:]).strip())
+    where.process_value(partiql_serializer.serialize)
+    return unquoted(STATEMENT_TABLE.match(text).group(1)), where
 
 
 def joined(clause, kind):
@@ -601,16 +617,26 @@ class DuplicateItem(DynamodbException):
         super().__init__("com.amazonaws.dynamodb.v20120810#DuplicateItemException", DUPLICATE_ITEM)
 
 
-class UpdateFoundNoItem(ConditionalCheckFailed):
-    """PartiQL UPDATE whose WHERE clause matches no item (none with its key, or a condition that does not hold)."""
+class WhereNotHeld(ConditionalCheckFailed):
+    """PartiQL UPDATE or DELETE whose WHERE clause does not hold for the item its key names (an UPDATE's also when no
+    item has that key); `name` is the code BatchExecuteStatement answers (moto reads it)."""
     name = "ConditionalCheckFailed"
+
+
+class IncompleteKey(MockValidationException):
+    """PartiQL DELETE whose WHERE clause does not set each key attribute equal to a value; `name` is the code
+    BatchExecuteStatement answers (moto reads it)."""
+    name = "ValidationError"
+
+    def __init__(self):
+        super().__init__(INCOMPLETE_KEY)
 
 
 def partiql_writes_refused(statement, source_data, parameters):
     """moto's PartiQL statement, refused where DynamoDB refuses it: an INSERT of a key the table already holds
-    (moto overwrote the item), an UPDATE that matches no item (moto changed nothing and answered 200). A DELETE
-    that matches nothing succeeds, as in DynamoDB. An UPDATE or DELETE ending in RETURNING answers the items it
-    names (returned_items); moto's parser failed on the clause."""
+    (moto overwrote the item), an UPDATE that matches no item (moto changed nothing and answered 200). A DELETE is
+    applied here (held_delete). An UPDATE or DELETE ending in RETURNING answers the items it names (returned_items);
+    moto's parser failed on the clause."""
     verb = statement.split(None, 1)[0].upper() if statement.strip() else ""
     returning = RETURNING.search(statement) if verb in ("UPDATE", "DELETE") else None
     if returning is not None:
@@ -620,20 +646,43 @@ def partiql_writes_refused(statement, source_data, parameters):
         statement = statement[:returning.start()]
     if verb == "SELECT":
         source_data = global_indexes_projected(source_data)
-    answer = plain_partiql_query(statement, source_data, parameters)
+    if verb == "DELETE":
+        answer = held_delete(statement, source_data)
+    else:
+        answer = plain_partiql_query(statement, source_data, parameters)
     if verb == "INSERT":
         for table_name, changes in answer[1].items():
             table = find_table(table_name)
             if table is not None and any(before is None and holds_key(table, after) for before, after in changes):
                 raise DuplicateItem()
     elif verb == "UPDATE" and not any(answer[1].values()):
-        raise UpdateFoundNoItem()
+        raise WhereNotHeld()
     elif verb == "UPDATE" and PARAMETER_MARK in statement:  # a SET sum arrives as a parameter literal
         for changes in answer[1].values():
             changes[:] = [(before, arithmetic_applied(before, after)) for before, after in changes]
     if returning is not None:
         answer = (returned_items(answer[1], which, image), answer[1])
     return answer
+
+
+def held_delete(statement, source_data):
+    """moto's answer to a DELETE as DynamoDB applies it: the item whose whole key its WHERE clause sets equal deleted
+    when the rest of the clause holds for it, else refused (the Developer Guide's PartiQL delete statements: "If the
+    table has an item with same primary key, but the condition in the WHERE clause of the DELETE statement evaluates
+    to false, ConditionalCheckFailedException is returned."), nothing deleted when no item has that key ("SUCCESS is
+    returned with 0 items deleted"); a clause without the whole key is refused in DynamoDB's words as
+    nubo-db/dynamodb-conformance records them. moto's parser read only = and deleted every item the = matched."""
+    name, where = delete_parsed(statement)
+    items, table = source_data[name], find_table(name)
+    key = equalities(list(joined(where, where_parser.WhereAndClause)))
+    names = [attribute for attribute in (table.hash_key_attr, table.range_key_attr) if attribute]
+    if any(attribute not in key for attribute in names):
+        raise IncompleteKey()
+    found = next((item for item in items if all(values_equal(item.get(attribute), key[attribute])
+                                                 for attribute in names)), None)
+    if found is not None and not holds(where, found):
+        raise WhereNotHeld()
+    return [], {name: [] if found is None else [(found, None)]}
 
 
 def global_indexes_projected(source_data):
@@ -677,9 +726,14 @@ def returned_items(changes, which, image):
 def metadata_without_returning(statement):
     """moto's get_query_metadata (BatchExecuteStatement reads each statement's table with it) of the statement
     without its RETURNING clause, which its parser fails on, and with each table's name unquoted: moto looked up
-    "p90-contract", quotes and all, so a batch's statements on a table whose name needs quotes found no table."""
+    "p90-contract", quotes and all, so a batch's statements on a table whose name needs quotes found no table. A
+    DELETE's table is read as held_delete reads it (moto's parser failed on a comparison other than =)."""
     returning = RETURNING.search(statement)
-    metadata = plain_query_metadata(statement if returning is None else statement[:returning.start()])
+    text = statement if returning is None else statement[:returning.start()]
+    if text.lstrip()[:6].upper() == "DELETE":
+        name = delete_parsed(text)[0]
+        return QueryMetadata(tables={name: name})
+    metadata = plain_query_metadata(text)
     metadata._tables = {alias: unquoted(name) for alias, name in metadata._tables.items()}  # the names it answers
     return metadata
 

@@ -141,6 +141,34 @@ def test_a_delete_that_matches_no_item_succeeds(unvalidated_client, table, key):
     assert answer["Items"] == []
 
 
+def test_a_delete_with_a_condition_beyond_the_key_deletes_the_item_only_when_it_holds(unvalidated_client, table, key):
+    item = typed_key(key, "conditional-delete")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item={**item, "v": {"N": "7"}})
+    delete = f'DELETE FROM "{table.name}" WHERE PK = ? AND SK = ? AND v > ?'
+    response = partiql_refusal(unvalidated_client.execute_statement, Statement=delete,
+                               Parameters=[item["PK"], item["SK"], {"N": "9"}])
+    with tracing(False):
+        kept = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)
+        unvalidated_client.execute_statement(Statement=delete, Parameters=[item["PK"], item["SK"], {"N": "5"}])
+        deleted = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)
+    assert response["Error"] == NO_ITEM
+    assert kept["Item"] == {**item, "v": {"N": "7"}} and "Item" not in deleted
+
+
+def test_a_delete_that_does_not_name_the_whole_key_is_refused(unvalidated_client, table, key):
+    item = typed_key(key, "half-key")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item=item)
+    response = partiql_refusal(unvalidated_client.execute_statement,
+                               Statement=f'DELETE FROM "{table.name}" WHERE PK = ?', Parameters=[item["PK"]])
+    with tracing(False):
+        kept = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)
+    assert response["Error"] == {"Code": "ValidationException",
+                                 "Message": "Where clause does not contain a mandatory equality on all key attributes"}
+    assert kept["Item"] == item
+
+
 @pytest.mark.parametrize("value, matches", [({"N": "1"}, False), ({"N": "2"}, True), ({"S": "1"}, True)])
 def test_not_equal_is_the_complement_of_equal(unvalidated_client, table, key, value, matches):
     item = typed_key(key, "not-equal")
