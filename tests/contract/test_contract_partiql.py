@@ -79,6 +79,7 @@ def test_fewer_parameters_than_question_marks_is_refused(unvalidated_client, tab
 
 DUPLICATE = {"Code": "DuplicateItemException", "Message": "Duplicate primary key exists in table"}
 NO_ITEM = {"Code": "ConditionalCheckFailedException", "Message": "The conditional request failed"}
+NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed"
 
 
 def partiql_refusal(call, **params):
@@ -384,6 +385,16 @@ def test_a_malformed_statement_in_a_batch_fails_its_own_entry_only(call, table, 
         {"Error": {"Code": "ValidationError",
                    "Message": "Statement wasn't well formed, can't be processed: Expected data manipulation"}},
         {"TableName": table.name, "Item": item}]}
+
+
+def test_a_statement_cut_short_is_refused_as_not_well_formed(call, table):
+    statement = {"Statement": f'SELECT * FROM "{table.name}" WHERE PK ='}
+    alone = call("ExecuteStatement", statement)
+    in_a_transaction = call("ExecuteTransaction", {"TransactStatements": [statement]})
+    in_a_batch = call("BatchExecuteStatement", {"Statements": [statement]})["Responses"][0]["Error"]
+    assert alone[0] == in_a_transaction[0] == "ValidationException" and in_a_batch["Code"] == "ValidationError"
+    messages = (alone[1], in_a_transaction[1], in_a_batch["Message"])
+    assert all(message.startswith(NOT_WELL_FORMED) for message in messages)
 
 
 def test_a_batch_of_selects_on_a_quoted_table_name_answers_each_item(call, table, key):
