@@ -174,18 +174,18 @@ def index_entry(index, attributes, table_keys):
 
 
 def index_writes(table, before, after):
-    """[(index name, write units)] of one item going from `before` to `after` (attribute dicts or None)."""
+    """[(index, entry, write units)] of one item going from `before` to `after` (attribute dicts or None): the entry
+    (its projected attributes) written or deleted in each index it changes, both entries when its index key changes
+    (one deleted, one written)."""
     writes = []
     keys = table_key_names(table)
     for index in (*table.global_indexes, *table.indexes):
         old, new = index_entry(index, before, keys), index_entry(index, after, keys)
         if old == new or (old is None and new is None):
             continue
-        if old is not None and new is not None and old[0] != new[0]:
-            units = write_units(item_size(old[1])) + write_units(item_size(new[1]))
-        else:
-            units = write_units(item_size((new or old)[1]))
-        writes.append((index.name, float(units)))
+        moved = old is not None and new is not None and old[0] != new[0]
+        for entry in (old, new) if moved else (new or old,):
+            writes.append((index, entry[1], float(write_units(item_size(entry[1])))))
     return writes
 
 
