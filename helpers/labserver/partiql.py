@@ -578,7 +578,7 @@ def statement_access(text):
             return Access(verb, unquoted(name), item=item)
         if verb == "DELETE":
             name, where = delete_parsed(text)
-            conjuncts = list(joined(where, where_parser.WhereAndClause))
+            conjuncts = conjuncts_of(where)
             return Access(verb, name, equal=equalities(conjuncts), conjuncts=conjuncts)
         if verb != "UPDATE":
             return None
@@ -597,8 +597,13 @@ def selected(text, verb):
     where = metadata._where_clause
     if where is not None:
         where.process_value(partiql_serializer.serialize)
-    conjuncts = list(joined(where, where_parser.WhereAndClause)) if where is not None else []
+    conjuncts = conjuncts_of(where)
     return Access(verb, unquoted(table), index and unquoted(index), equalities(conjuncts), conjuncts)
+
+
+def conjuncts_of(where):
+    """The clauses a WHERE clause (None for none) ANDs together at its top (an OR is one of them, whole)."""
+    return [] if where is None else list(joined(where, where_parser.WhereAndClause))
 
 
 def equalities(conjuncts):
@@ -608,13 +613,16 @@ def equalities(conjuncts):
 
 
 def delete_parsed(text):
-    """(table, WHERE clause) of a DELETE statement without RETURNING, its WHERE clause read as a SELECT's is (any
-    comparison, function, AND, OR), each value typed: moto's DELETE parser read only =, and failed on the rest."""
+    """(table, WHERE clause or None) of a DELETE statement without RETURNING, its WHERE clause read as a SELECT's is
+    (any comparison, function, AND, OR), each value typed: moto's DELETE parser read only =, and failed on the rest."""
     pieces = STATEMENT_TOKEN.findall(text)
-    start = next(index for index, piece in enumerate(pieces) if piece.upper() == "WHERE")
+    start = next((index for index, piece in enumerate(pieces) if piece.upper() == "WHERE"), None)
+    name = unquoted(STATEMENT_TABLE.match(text).group(1))
+    if start is None:
+        return name, None
     where = where_parser.WhereParser.parse_where_clause("".join(pieces[start + 1:]).strip())
     where.process_value(partiql_serializer.serialize)
-    return unquoted(STATEMENT_TABLE.match(text).group(1)), where
+    return name, where
 
 
 def joined(clause, kind):
@@ -703,11 +711,11 @@ def held_delete(statement, source_data):
     when the rest of the clause holds for it, else refused (the Developer Guide's PartiQL delete statements: "If the
     table has an item with same primary key, but the condition in the WHERE clause of the DELETE statement evaluates
     to false, ConditionalCheckFailedException is returned."), nothing deleted when no item has that key ("SUCCESS is
-    returned with 0 items deleted"); a clause without the whole key is refused in DynamoDB's words as
+    returned with 0 items deleted"); a clause without the whole key (or none) is refused in DynamoDB's words as
     nubo-db/dynamodb-conformance records them. moto's parser read only = and deleted every item the = matched."""
     name, where = delete_parsed(statement)
     items, table = source_data[name], find_table(name)
-    key = equalities(list(joined(where, where_parser.WhereAndClause)))
+    key = equalities(conjuncts_of(where))
     names = [attribute for attribute in (table.hash_key_attr, table.range_key_attr) if attribute]
     if any(attribute not in key for attribute in names):
         raise IncompleteKey()

@@ -184,6 +184,7 @@ PARTIQL_PROBES = [  # statements a learner may type: operators without spaces, s
     f"SELECT * FROM \"{TABLE}\" WHERE PK = 'a' AND n IS NULL",
     f"UPDATE \"{TABLE}\" SET n=2 WHERE PK='a'", f"DELETE FROM \"{TABLE}\" WHERE PK='missing'",
     f"DELETE FROM \"{TABLE}\" WHERE PK = 'a' AND n > 5", f"SELECT * FROM \"{TABLE}\" WHERE PK =",
+    f"DELETE FROM \"{TABLE}\"",
 ]
 
 
