@@ -14,6 +14,7 @@ from helpers.knobs import set_knobs
 from helpers.meter import metered, reset_metrics, table_counters
 
 TABLE = "p24-atomic-counters"
+INDEXED = "p28-gsi-consistency"  # keyed by PK and SK, with GSI1 on GSI1PK and GSI1SK projecting every attribute
 THREADS, WRITES = 4, 10
 LIMIT = 20  # write units per partition key value per second
 
@@ -92,9 +93,10 @@ def once(lab):
                         **DUMMY_CREDENTIALS)
 
 
-def limit(lab, **units):
-    """A fresh counters table and meter, with each partition key value limited to `units` ({"read": n, "write": n})."""
-    fresh_table(TABLE, lab)
+def limit(lab, table=TABLE, **units):
+    """A fresh `table` (the counters table unless named) and meter, with each partition key value limited to `units`
+    ({"read": n, "write": n})."""
+    fresh_table(table, lab)
     reset_metrics(lab)
     set_knobs(lab, quiet=True, partition_limits=units)
 
@@ -111,6 +113,49 @@ def throttled_code(call):
         call()
     answer = refused.value.response
     return answer["Error"]["Code"], [reason["reason"] for reason in answer["throttlingReasons"]]
+
+
+def throttled_resources(call):
+    """The error code and ThrottlingReasons' (reason, resource) pairs of a call the lab throttles."""
+    with pytest.raises(ClientError) as refused:
+        call()
+    return refused.value.response["Error"]["Code"], [(reason["reason"], reason["resource"])
+                                                     for reason in refused.value.response["throttlingReasons"]]
+
+
+def indexed(pk, gsi_pk, **attributes):
+    """An item of the indexed table at (pk, "item") whose GSI1 entry is in the partition `gsi_pk`."""
+    return {"PK": {"S": pk}, "SK": {"S": "item"}, "GSI1PK": {"S": gsi_pk}, "GSI1SK": {"S": "1"},
+            **{name: {"S": value} for name, value in attributes.items()}}
+
+
+def test_writes_to_an_exhausted_index_partition_are_throttled_by_the_index_whatever_their_table_key(
+        lab, knobs_off, once):
+    limit(lab, INDEXED, write=2)
+    once.put_item(TableName=INDEXED, Item=indexed("big", "hot", blob=BIG))  # 40 units in GSI1's partition "hot"
+    once.put_item(TableName=INDEXED, Item=indexed("moving", "cold"))
+    index_arn = once.describe_table(TableName=INDEXED)["Table"]["TableArn"] + "/index/GSI1"
+    with metered(lab, INDEXED) as cost:
+        put = throttled_resources(lambda: once.put_item(TableName=INDEXED, Item=indexed("new", "hot")))
+        moved = throttled_resources(lambda: once.update_item(
+            TableName=INDEXED, Key={"PK": {"S": "moving"}, "SK": {"S": "item"}}, UpdateExpression="SET GSI1PK = :hot",
+            ExpressionAttributeValues={":hot": {"S": "hot"}}))
+        once.put_item(TableName=INDEXED, Item=indexed("new", "warm"))
+    assert put == moved == ("ThrottlingException", [("IndexWriteKeyRangeThroughputExceeded", index_arn)])
+    assert (cost["ThrottledRequests"], cost["WriteThrottleEvents"]) == (2, 2)
+    assert (cost["ConsumedWriteCapacityUnits"], cost["IndexWriteCapacityUnits"]) == (1, 1)  # the warm put alone
+
+
+def test_a_batch_write_leaves_unprocessed_the_items_of_an_exhausted_index_partition(lab, knobs_off, once):
+    limit(lab, INDEXED, write=2)
+    once.put_item(TableName=INDEXED, Item=indexed("big", "hot", blob=BIG))
+    hot = [{"PutRequest": {"Item": indexed(f"hot-{n}", "hot")}} for n in range(3)]
+    spread = [{"PutRequest": {"Item": indexed(f"spread-{n}", f"g{n}")}} for n in range(3)]
+    answer = once.batch_write_item(RequestItems={INDEXED: hot + spread})
+    stored = once.scan(TableName=INDEXED, ConsistentRead=True)["Items"]
+    assert answer["UnprocessedItems"] == {INDEXED: hot}
+    assert sorted(item["PK"]["S"] for item in stored) == ["big", "spread-0", "spread-1", "spread-2"]
+    assert table_counters(lab, INDEXED)["WriteThrottleEvents"] == 3
 
 
 def test_a_query_on_a_hot_key_is_refused_and_consumes_nothing(lab, knobs_off, once):

@@ -174,27 +174,30 @@ def index_entry(index, attributes, table_keys):
 
 
 def index_writes(table, before, after):
-    """[(index name, write units)] of one item going from `before` to `after` (attribute dicts or None)."""
+    """[(index, entry, write units)] of one item going from `before` to `after` (attribute dicts or None): the entry
+    (its projected attributes) written or deleted in each index it changes, both entries when its index key changes
+    (one deleted, one written)."""
     writes = []
     keys = table_key_names(table)
     for index in (*table.global_indexes, *table.indexes):
         old, new = index_entry(index, before, keys), index_entry(index, after, keys)
         if old == new or (old is None and new is None):
             continue
-        if old is not None and new is not None and old[0] != new[0]:
-            units = write_units(item_size(old[1])) + write_units(item_size(new[1]))
-        else:
-            units = write_units(item_size((new or old)[1]))
-        writes.append((index.name, float(units)))
+        moved = old is not None and new is not None and old[0] != new[0]
+        for entry in (old, new) if moved else (new or old,):
+            writes.append((index, entry[1], float(write_units(item_size(entry[1])))))
     return writes
 
 
-def index_reads(table, name, items, consistent):
-    """Read units of a Query or Scan on index `name` that read `items` (whole items; the index holds their entries)."""
+def read_sizes(table, name, items):
+    """The bytes a Query or Scan reads of each of `items` (whole items): the item's, or, when it reads the index
+    `name`, its entry's there (0 for an item the index holds no entry of)."""
+    if name is None:
+        return [item_size(item) for item in items]
     index = next(index for index in (*table.global_indexes, *table.indexes) if index.name == name)
     keys = table_key_names(table)
     entries = (index_entry(index, item, keys) for item in items)
-    return read_units(sum(item_size(entry[1]) for entry in entries if entry is not None), consistent)
+    return [0 if entry is None else item_size(entry[1]) for entry in entries]
 
 
 def table_key_names(table):

@@ -33,8 +33,9 @@ from .items import attributes_to_get, limit_positive, only_updated_attributes
 from .keys import (WRITE_KEYS_MATCH_SCHEMA, batch_keys_match_schema, item_keys_not_empty, key_matches_schema,
                    transaction_keys_match_schema, transaction_keys_not_empty)
 from .legacy import attribute_updates_spare_the_key, expected_translated, one_kind_of_parameters
-from .partiql import (each_statement_inlined, enough_parameters, no_returning_in_transaction, parameters_inlined,
-                      statement_is_dml, statement_not_empty, statement_tables_exist, statements_not_empty)
+from .partiql import (each_statement_inlined, each_statement_well_formed, enough_parameters,
+                      no_returning_in_transaction, parameters_inlined, statement_not_empty, statement_tables_exist,
+                      statement_well_formed, statements_not_empty)
 from .streams import iterator_made, shard_exists, stream_exists
 from .tables import (index_updates_fit, local_indexes_share_the_key, table_name_valid, table_status_said,
                      throughput_changes, ttl_attribute_named, ttl_table_exists)
@@ -82,10 +83,10 @@ BEFORE = {  # rules that answer a request before the engine sees it, in turn; th
     "DeleteTable": (table_name_valid,),
     "UpdateTable": (table_name_valid, throughput_changes, index_updates_fit),
     "UpdateTimeToLive": (ttl_attribute_named, ttl_table_exists),
-    "ExecuteStatement": (statement_is_dml, enough_parameters),
+    "ExecuteStatement": (statement_well_formed, enough_parameters),
     "BatchExecuteStatement": (partial(statements_not_empty, "Statements"), enough_parameters),
-    "ExecuteTransaction": (partial(statements_not_empty, "TransactStatements"), enough_parameters,
-                           no_returning_in_transaction),
+    "ExecuteTransaction": (partial(statements_not_empty, "TransactStatements"), each_statement_well_formed,
+                           enough_parameters, no_returning_in_transaction),
 }
 REWRITE = {  # the request in a form moto applies as DynamoDB applies the original
     "ExecuteStatement": parameters_inlined,

@@ -16,20 +16,26 @@ GSI's key space.", API Reference, ThrottlingReason; botocore's model names the m
 ThrottlingException). botocore retries both, with backoff. A refused request, or item, consumes nothing. What each
 operation is throttled by:
 - Item operations and transactions: the partitions of the keys they name, refused whole if any has no units left.
+  A write also uses the partition of each global secondary index entry it writes or deletes (the index's partition
+  key value of the entry), whose units are taken from it, and is refused, answered IndexWriteKeyRangeThroughputExceeded
+  with the index's ARN, when that partition has none left (index_spots; the Developer Guide's GSI write throttling and
+  back pressure: "partition-level constraints apply independently to both the base table and each GSI—each has its
+  own partition structure and corresponding throughput limits.").
 - Query: the partition (of the table, or of the index it reads, answered Index...KeyRangeThroughputExceeded) its
-  key condition names with =; its units are taken from it.
+  key condition names with = (a PartiQL SELECT's IN: each partition it lists); its units are taken from it.
 - Scan: the partitions of the items it reads, refused if any has no units left; its units are shared among them by
   the bytes read in each. The Developer Guide ("Best practices for querying and scanning data", Avoiding sudden
   spikes in read activity) puts a Scan's reads on the partitions that hold its items: "The scan is also likely to
   consume all of its capacity units from the same partition because the scan requests read items that are next to
   each other on the partition. This means that the request is hitting the same partition, causing all of its
   capacity units to be consumed, and throttling other requests to that partition."
-- BatchWriteItem and BatchGetItem: each item by its partition, in the batch's order, once the items before it took
-  their units; the items throttled are answered in UnprocessedItems / UnprocessedKeys (as sent, with the table's
-  ConsistentRead and projection) and the rest applied. Only when none can be processed is the batch refused, with
-  a ThrottlingException (API Reference, BatchWriteItem: "For tables and indexes with provisioned capacity, if none
-  of the items can be processed due to insufficient provisioned throughput on all of the tables in the request,
-  then BatchWriteItem returns a ProvisionedThroughputExceededException. For all tables and indexes, if none of the
+- BatchWriteItem and BatchGetItem: each item by its partition (a write's index partitions too), in the batch's
+  order, once the items before it took their units; the items throttled are answered in UnprocessedItems /
+  UnprocessedKeys (as sent, with the table's ConsistentRead and projection) and the rest applied. Only when none
+  can be processed is the batch refused, with a ThrottlingException (API Reference, BatchWriteItem: "For tables and
+  indexes with provisioned capacity, if none of the items can be processed due to insufficient provisioned
+  throughput on all of the tables in the request, then BatchWriteItem returns a
+  ProvisionedThroughputExceededException. For all tables and indexes, if none of the
   items can be processed due to other throttling scenarios (such as exceeding partition level limits), then
   BatchWriteItem returns a ThrottlingException."; BatchGetItem: "If at least one of the items is successfully
   processed, then BatchGetItem completes successfully, while returning the keys of the unread items in
@@ -44,7 +50,11 @@ The meter counts them as CloudWatch does ("DynamoDB Metrics and dimensions", Thr
 If any individual request within the batch is throttled, one of the following metrics is incremented:
 ReadThrottleEvents – For a throttled GetItem event within BatchGetItem. WriteThrottleEvents – For a throttled
 PutItem or DeleteItem event within BatchWriteItem."): ThrottledRequests once per refused request, and
-ReadThrottleEvents or WriteThrottleEvents once per throttled item.
+ReadThrottleEvents or WriteThrottleEvents once per exhausted partition a refused request needed (a write's table
+partition and index partitions are events of their own: "when you update an item in a table with GSIs, there are
+multiple events: a write operation to the table and a write operation to each index. Even if one or more of these
+events are throttled, there will only be one ThrottledRequest.", "Using CloudWatch metrics to investigate throttling
+issues") and once per throttled batch item. An index's events are counted on its table.
 
 PartiQL is billed as the operations DynamoDB runs for it, each statement as one:
 - ExecuteStatement answers one ConsumedCapacity, BatchExecuteStatement and ExecuteTransaction a list, one entry per
@@ -52,13 +62,17 @@ PartiQL is billed as the operations DynamoDB runs for it, each statement as one:
   ConsumedCapacity for the operation, together with ConsumedCapacity for each table and secondary index that was
   accessed.").
 - A SELECT naming the table's whole primary key with = is a GetItem; one naming the partition key of the table or of
-  the index it reads with = a Query of that partition, which reads the items its sort key condition holds for; any
-  other a Scan ("PartiQL select statements for DynamoDB": "Using the SELECT statement can result in a full table scan
-  if an equality or IN condition with a partition key is not provided in the WHERE clause.").
+  the index it reads with = a Query of that partition, which reads the items its sort key condition holds for, and
+  one naming it with IN (or = ORed) a Query of each partition it lists, each rounded on its own; any other a Scan
+  ("PartiQL select statements for DynamoDB": "Using the SELECT statement can result in a full table scan if an
+  equality or IN condition with a partition key is not provided in the WHERE clause."; "To ensure that a SELECT
+  statement does not result in a full table scan, the WHERE clause condition must specify a partition key. Use the
+  equality or IN operator.").
 - INSERT, UPDATE and DELETE are PutItem, UpdateItem and DeleteItem of the key they name; an INSERT of a key the table
   holds ("PartiQL insert statements for DynamoDB": "If the DynamoDB table already has an item with the same primary
-  key as the primary key of the item being inserted, DuplicateItemException is returned.") and an UPDATE whose WHERE
-  clause does not hold are refused writes, billed and counted as a PutItem's or UpdateItem's refused by its condition.
+  key as the primary key of the item being inserted, DuplicateItemException is returned.") and an UPDATE or DELETE
+  whose WHERE clause does not hold are refused writes, billed and counted as a PutItem's, UpdateItem's or
+  DeleteItem's refused by its condition.
 - BatchExecuteStatement bills each statement as BatchGetItem and BatchWriteItem bill each item (API Reference,
   BatchExecuteStatement: "Each read statement in a BatchExecuteStatement must specify an equality condition on all key
   attributes."), each SELECT by its own ConsistentRead; a statement answered with an error is not billed, unless
@@ -69,13 +83,20 @@ PartiQL is billed as the operations DynamoDB runs for it, each statement as one:
   function as ConditionCheck does in the TransactWriteItems API."). Its entry leaves out the ReadCapacityUnits or
   WriteCapacityUnits it did not use, as nubo-db/dynamodb-conformance records real DynamoDB answering.
 """
+import copy
 import json
 import re
 import time
 from dataclasses import dataclass, field
 
+from moto.dynamodb.exceptions import DynamodbException
+from moto.dynamodb.models.dynamo_type import DynamoType, Item
+from moto.dynamodb.parsing.executors import UpdateExpressionExecutor
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+from moto.dynamodb.parsing.validators import UpdateExpressionValidator
+
 from .capacity import (CANCELLED, CONDITION_FAILED, QUERY_SHAPING, TRANSACTIONAL, Usage, capacity_answer,
-                       index_reads, index_writes, item_key, item_size, local_index_names, partition, read_units,
+                       index_writes, item_key, item_size, local_index_names, partition, read_sizes, read_units,
                        stored, table_key_names, write_units)
 from .knobs import find_table
 from .partiql import DUPLICATE_ITEM, holds, statement_access, values_equal
@@ -108,14 +129,16 @@ class Touch:
     table: object
     name: str
     kind: str  # get, put, update, delete, check, query
-    key: dict = None
+    key: dict = None  # the item's key (None for a query)
     before: dict = None
     new: dict = None
     consistent: bool = False
     transactional: bool = False
     statement: int = None  # its place among a BatchExecuteStatement's statements
     read: list = None  # a PartiQL SELECT's Query or Scan: the items it reads
-    index: str = None  # the index such a SELECT reads
+    index: str = None  # the index a Query or Scan reads
+    partitions: list = None  # a Query's partitions, {partition key name: value} each (a SELECT's IN names several)
+    update: dict = None  # an UpdateItem's request (or a transaction's Update), which throttling reads the write from
 
 
 @dataclass
@@ -144,8 +167,9 @@ def touches(target, params):
     if target in ("Query", "Scan"):
         table, index = find_table(params["TableName"]), index_named(params)
         key = query_key(table, index, params) if table is not None and target == "Query" else None
-        return [] if table is None else [Touch(table, params["TableName"], "query", key,
-                                               consistent=params.get("ConsistentRead", False), index=index)]
+        return [] if table is None else [Touch(table, params["TableName"], "query", index=index,
+                                               consistent=params.get("ConsistentRead", False),
+                                               partitions=None if key is None else [key])]
     if target == "BatchGetItem":
         return [touch("get", name, {"Key": key}, consistent=spec.get("ConsistentRead", False))
                 for name, spec in params["RequestItems"].items() for key in spec["Keys"]]
@@ -188,7 +212,7 @@ def statement_touches(statement, place, transactional):
 def access_touch(table, access, consistent, transactional, place):
     """The Touch of one statement's Access: INSERT, UPDATE and DELETE a PutItem, UpdateItem and DeleteItem of the key
     they name, EXISTS(SELECT ...) a ConditionCheck, a SELECT naming the table's whole primary key with = a GetItem,
-    any other SELECT a Query or Scan (items_read)."""
+    any other SELECT a Query of each partition key value it pins with = or IN, or a Scan (items_read)."""
     if access.verb == "INSERT":
         key = item_key(table, access.item)
         return Touch(table, access.table, "put", key, stored(table, key), access.item, False, transactional, place)
@@ -196,23 +220,30 @@ def access_touch(table, access, consistent, transactional, place):
     key = {name: access.equal[name] for name in names if name in access.equal}
     if access.verb == "SELECT" and (access.index is not None or len(key) < len(names)):
         hash_name = key_schema(table, access.index)[0]
-        named = {hash_name: access.equal[hash_name]} if hash_name in access.equal else None
-        return Touch(table, access.table, "query", named, consistent=consistent, statement=place,
-                     read=items_read(table, access), index=access.index)
+        values = access.pinned(hash_name)
+        partitions = None if values is None else [{hash_name: value} for value in values]
+        return Touch(table, access.table, "query", consistent=consistent, statement=place, index=access.index,
+                     read=items_read(table, access, partitions), partitions=partitions)
     kind = {"UPDATE": "update", "DELETE": "delete", "EXISTS": "check", "SELECT": "get"}[access.verb]
     return Touch(table, access.table, kind, key, stored(table, key), None, consistent, transactional, place)
 
 
-def items_read(table, access):
-    """The items a SELECT's Query or Scan reads: with the partition key's value, those its sort key condition
-    holds for; else (a Scan) every item, which the index's entries are taken from when it reads an index."""
+def items_read(table, access, partitions):
+    """The items a SELECT's Queries or Scan read: in the partitions it names, those its sort key condition holds
+    for; else (a Scan) every item, which the index's entries are taken from when it reads an index."""
     hash_name, range_name = key_schema(table, access.index)
     items = [item.to_json()["Attributes"] for item in table.all_items()]
-    if hash_name not in access.equal:
+    if partitions is None:
         return items
     narrowing = access.narrows(range_name)
-    return [item for item in items if values_equal(item.get(hash_name), access.equal[hash_name])
+    return [item for item in items if any(in_partition(item, key) for key in partitions)
             and all(holds(clause, item) for clause in narrowing)]
+
+
+def in_partition(item, key):
+    """Whether an item is in the partition `key` ({partition key name: value}) names."""
+    ((name, value),) = key.items()
+    return values_equal(item.get(name), value)
 
 
 def key_schema(table, index_name):
@@ -264,7 +295,8 @@ def touch(kind, name, body, consistent=False, transactional=False):
     if table is None:
         raise LookupError(name)
     key = item_key(table, body["Item"]) if kind == "put" else body["Key"]
-    return Touch(table, name, kind, key, stored(table, key), body.get("Item"), consistent, transactional)
+    return Touch(table, name, kind, key, stored(table, key), body.get("Item"), consistent, transactional,
+                 update=body if kind == "update" else None)
 
 
 class Meter:
@@ -343,23 +375,24 @@ class Meter:
         units = rate * write_units(max(item_size(each.before), item_size(after)))
         usage.write += units
         bill.partitions.append((each.name, (None, partition(each.table, each.key)), "write", units))
-        for index, index_units in index_writes(each.table, each.before, after):
-            usage.index(index, write=index_units)
+        for index, entry, index_units in index_writes(each.table, each.before, after):
+            usage.index(index.name, write=index_units)
+            if index.name not in usage.local:
+                bill.partitions.append((each.name, entry_spot(each.table, index.name, entry), "write", index_units))
 
     def queried(self, bill, each, usage, payload):
-        """Add a Query's or Scan's units: the items it read, summed, then rounded (an index's entries for an index).
+        """Add a Query's or Scan's units (read_shares), on the table or on the index it reads.
 
         The items read are those answered, unless a filter, projection or Select shaped the answer: then the
         request is asked again without them. A PartiQL SELECT's touch carries the items it reads.
         """
-        items, index = (each.read, each.index) if each.read is not None else answered_items(bill, payload)
-        if index:
-            units = index_reads(each.table, index, items, each.consistent)
-            usage.index(index, read=units)
+        items = each.read if each.read is not None else answered_items(bill, payload)
+        units, shares = read_shares(each, items)
+        if each.index:
+            usage.index(each.index, read=units)
         else:
-            units = read_units(sum(item_size(item) for item in items), each.consistent)
             usage.read += units
-        bill.partitions.extend((each.name, spot, "read", share) for spot, share in read_shares(each, items, units))
+        bill.partitions.extend((each.name, spot, "read", share) for spot, share in shares)
 
     def refused(self, bill, each):
         """Add a refused write's units (or, in a cancelled transaction, a ConditionCheck's read) to the bill."""
@@ -427,18 +460,20 @@ class Meter:
         return Throttle(params, answer=throttle_answer(each.table, kind, spot[0]))
 
     def batch_throttle(self, target, params, found, parts, now):
-        """A batch's Throttle: each item whose partition has no units left once the items before it in the batch
-        took theirs is set aside; every item set aside refuses the whole batch."""
+        """A batch's Throttle: each item one of whose partitions (touch_takes) has no units left once the items before
+        it in the batch took theirs is set aside; every item set aside refuses the whole batch."""
         taken, kept, aside, hot = {}, [], [], []
         for each, part in zip(found, parts):
-            spot, kind = (None, partition(each.table, each.key)), "read" if each.kind == "get" else "write"
-            place = (each.name, spot, kind)
-            if kind in self.limits and self.bucket(*place, now)[0] - taken.get(place, 0) <= 0:
+            takes = [((each.name, spot, kind), units) for spot, kind, units in touch_takes(each)]
+            out = next((place for place, _ in takes if place[2] in self.limits
+                        and self.bucket(*place, now)[0] - taken.get(place, 0) <= 0), None)
+            if out is not None:
                 aside.append(part)
-                hot.append((each, spot, kind))
+                hot.append((each, out[1], out[2]))
             else:
                 kept.append(part)
-                taken[place] = taken.get(place, 0) + touch_units(each)
+                for place, units in takes:
+                    taken[place] = taken.get(place, 0) + units
         if not aside:
             return Throttle(params)
         self.events(hot)
@@ -538,35 +573,46 @@ def statement_throttled(statement, name=None):
 
 
 def touch_spots(each, params, reader):
-    """[(spot, "read"|"write")] of the partitions one touch uses: an item's, a Query's, or a Scan's (those of the
-    items it reads: a PartiQL SELECT's own, else those its request answers when asked without filter)."""
+    """[(spot, "read"|"write")] of the partitions one touch uses: an item's (a write's index partitions too,
+    index_spots), a Query's, or a Scan's (those of the items it reads: a PartiQL SELECT's own, else those its request
+    answers when asked without filter)."""
+    if each.kind in ("get", "check"):
+        return [((None, partition(each.table, each.key)), "read")]
     if each.kind != "query":
-        return [((None, partition(each.table, each.key)), "read" if each.kind in ("get", "check") else "write")]
-    if each.key is not None:
-        return [((each.index, partition_value(each.key)), "read")]
+        return [((None, partition(each.table, each.key)), "write"), *((spot, "write") for spot, _ in index_spots(each))]
+    if each.partitions is not None:
+        return [((each.index, partition_value(key)), "read") for key in each.partitions]
     items = each.read if each.read is not None else json.loads(reader(unshaped(params))).get("Items", [])
     return [(spot, "read") for spot in item_spots(each, items)]
 
 
 def item_spots(each, items):
-    """{spot: bytes read there} of the items a Query or Scan touch reads, by the table's or index's partition key."""
+    """{spot: bytes read there} of the items a Query or Scan touch reads (read_sizes), by the table's or index's
+    partition key."""
     hash_name = key_schema(each.table, each.index)[0]
     spots = {}
-    for item in items:
+    for item, size in zip(items, read_sizes(each.table, each.index, items)):
         if hash_name in item:
             spot = (each.index, partition_value({hash_name: item[hash_name]}))
-            spots[spot] = spots.get(spot, 0) + item_size(item)
+            spots[spot] = spots.get(spot, 0) + size
     return spots
 
 
-def read_shares(each, items, units):
-    """[(spot, units)] of a Query's or Scan's units: a Query's all on the partition it names, a Scan's shared among
-    the partitions it read, by the bytes it read in each."""
-    if each.key is not None:
-        return [((each.index, partition_value(each.key)), units)]
+def read_shares(each, items):
+    """(units, [(spot, units)]) of the items a Query or Scan touch read (whole items; read_sizes sizes an index's
+    entries): each partition a Query names billed as a Query of its own, the bytes it read there summed, then
+    rounded; a Scan's bytes summed and rounded once, its units shared among the partitions it read by the bytes it
+    read in each."""
+    if each.partitions is not None:
+        sizes = read_sizes(each.table, each.index, items)
+        shares = [((each.index, partition_value(key)), read_units(
+            sum(size for item, size in zip(items, sizes) if in_partition(item, key)), each.consistent))
+            for key in each.partitions]
+        return sum(units for _, units in shares), shares
     spots = item_spots(each, items)
     total = sum(spots.values())
-    return [(spot, units * size / total) for spot, size in spots.items()] if total else []
+    units = read_units(total, each.consistent)
+    return units, [(spot, units * size / total) for spot, size in spots.items()] if total else []
 
 
 def partition_value(key):
@@ -582,13 +628,72 @@ def touch_units(each):
     return write_units(max(item_size(each.before), item_size(each.new)))
 
 
+def touch_takes(each):
+    """[(spot, "read"|"write", units)] one batch item takes: its item's partition's, and a write's in each global
+    secondary index partition it writes to (index_spots)."""
+    if each.kind == "get":
+        return [((None, partition(each.table, each.key)), "read", touch_units(each))]
+    return [((None, partition(each.table, each.key)), "write", touch_units(each)),
+            *((spot, "write", units) for spot, units in index_spots(each))]
+
+
+def index_spots(each):
+    """[(spot, write units)] of the global secondary index partitions a write touch writes its item's entries to,
+    from the item before and as the write leaves it (written_item). A GSI has partitions and limits of its own, and
+    one that cannot take the write throttles the write to the table (the Developer Guide's GSI write throttling and
+    back pressure: "If a GSI doesn't have sufficient capacity to handle these updates, DynamoDB throttles writes to
+    the base table to maintain data consistency.")."""
+    local = local_index_names(each.table)
+    return [(entry_spot(each.table, index.name, entry), units)
+            for index, entry, units in index_writes(each.table, each.before, written_item(each))
+            if index.name not in local]
+
+
+def written_item(each):
+    """The item as a write touch leaves it: a put's new item, an update's worked out from its request (updated_item;
+    a PartiQL UPDATE, whose SET clause is not read here, as if it rewrote the item's entries), none for a delete."""
+    if each.kind == "put":
+        return each.new
+    if each.kind == "update" and each.update is not None:
+        return updated_item(each.table, each.key, each.before, each.update)
+    return None
+
+
+def updated_item(table, key, before, body):
+    """The item an UpdateItem request (or a transaction's Update) would leave, worked out before it is applied with
+    moto's own parser, validator and executor on a copy; the item as it was when moto cannot apply it (moto then
+    refuses the request)."""
+    hash_value = DynamoType(key[table.hash_key_attr])
+    range_value = DynamoType(key[table.range_key_attr]) if table.range_key_attr else None
+    item = Item(hash_value, range_value, copy.deepcopy(before or key))
+    names = body.get("ExpressionAttributeNames")
+    try:
+        if body.get("UpdateExpression"):
+            tree = UpdateExpressionValidator(
+                UpdateExpressionParser.make(body["UpdateExpression"]), expression_attribute_names=names,
+                expression_attribute_values=body.get("ExpressionAttributeValues"), item=item, table=table).validate()
+            tree.normalize()
+            UpdateExpressionExecutor(tree, item, names).execute()
+        else:
+            item.update_with_attribute_updates(body.get("AttributeUpdates") or {})
+    except (DynamodbException, LookupError, TypeError, AttributeError, ValueError, ArithmeticError):
+        return before
+    return item.to_json()["Attributes"]
+
+
+def entry_spot(table, index_name, entry):
+    """The spot of an index entry: the index and its partition key value there."""
+    hash_name = key_schema(table, index_name)[0]
+    return index_name, partition_value({hash_name: entry[hash_name]})
+
+
 def answered_items(bill, payload):
-    """(the items a Query or Scan read, the index it read or None): those answered, or, when a filter, projection or
-    Select shaped the answer, those answered when it is asked again without them."""
+    """The items a Query or Scan read: those answered, or, when a filter, projection or Select shaped the answer,
+    those answered when it is asked again without them."""
     params = bill.params
     if any(name in params for name in QUERY_SHAPING):
         payload = bill.rerun(unshaped(params))
-    return json.loads(payload).get("Items", []), params.get("IndexName")
+    return json.loads(payload).get("Items", [])
 
 
 def statement_errors(target, payload):

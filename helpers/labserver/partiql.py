@@ -14,9 +14,9 @@ from moto.dynamodb.exceptions import (ConditionalCheckFailed, DynamodbException,
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.parsing import partiql as moto_partiql
+from py_partiql_parser import QueryMetadata
 from py_partiql_parser._internal import parser as partiql_parser
 from py_partiql_parser._internal import where_parser
-from py_partiql_parser._internal.delete_parser import DeleteParser
 from py_partiql_parser._internal.insert_parser import InsertParser
 from py_partiql_parser._internal.update_parser import UpdateParser
 from py_partiql_parser.exceptions import ParserException
@@ -27,7 +27,10 @@ from .answers import error, lower_camel
 from .expressions import as_bytes
 from .knobs import find_table
 
-NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: Expected data manipulation"
+NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: "  # then what the parser expected, if anything
+NOT_DML = NOT_WELL_FORMED + "Expected data manipulation"
+DANGLING = frozenset({"=", "<", ",", "(", "[", ".", "AND", "OR", "NOT", "WHERE", "BETWEEN", "IN", "IS", "FROM", "SET",
+                      "VALUE", "INTO"})  # the last words of a statement cut short: each needs something after it
 EXISTS = re.compile(r"\s*EXISTS\s*\((.*)\)\s*;?\s*$", re.I | re.S)
 EMPTY_STATEMENT = ("1 validation error detected: Value '' at 'statement' failed to satisfy constraint: "
                    "Member must have length greater than or equal to 1")
@@ -36,6 +39,7 @@ STATEMENT_TABLE = re.compile(r'\s*(?:EXISTS\s*\(\s*)?(?:UPDATE|DELETE\s+FROM|INS
 NO_SUCH_TABLE = "Requested resource not found"
 TOO_FEW_PARAMETERS = "Number of parameters in request and statement don't match."
 DUPLICATE_ITEM = "Duplicate primary key exists in table"
+INCOMPLETE_KEY = "Where clause does not contain a mandatory equality on all key attributes"
 PARAMETER_MARK = "\x00lab parameter:"
 LIST_INDEX = re.compile(r"\[(\d+)\]")
 ORDERINGS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -67,12 +71,34 @@ OPERATORS = {"=": "=", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "<>": "<>", "
 WHERE_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "MISSING", "NULL", "BETWEEN", "IN"})
 
 
-def statement_is_dml(params):
-    """A statement that does not start with a PartiQL verb is a syntax error; moto fails on it. An empty one is left to
-    statement_not_empty."""
-    if params["Statement"].strip() and not starts_with_a_verb(params["Statement"]):
-        return error("ValidationException", NOT_WELL_FORMED)
+def statement_well_formed(params):
+    """A statement DynamoDB's parser cannot read (not_well_formed) is a ValidationException; moto failed on it. An
+    empty one is left to statement_not_empty."""
+    message = params["Statement"].strip() and not_well_formed(params["Statement"])
+    return error("ValidationException", message) if message else None
+
+
+def each_statement_well_formed(params):
+    """ExecuteTransaction refuses a statement DynamoDB's parser cannot read (not_well_formed, inside EXISTS(...) too)
+    with its ValidationException; moto failed on it. Whether DynamoDB names the statement's place here, as it does
+    for a RETURNING clause, is not known to us: it is not named."""
+    for statement in params["TransactStatements"]:
+        text = statement["Statement"]
+        exists = EXISTS.match(text)
+        message = text.strip() and not_well_formed(exists.group(1) if exists else text)
+        if message:
+            return error("ValidationException", message)
     return None
+
+
+def not_well_formed(statement):
+    """DynamoDB's words for a statement its parser cannot read, else None: one that does not start with a PartiQL
+    verb (nubo-db/dynamodb-conformance's capture: "Statement wasn't well formed, can't be processed: Expected data
+    manipulation"), or one cut short (cut_short) in the same words without what the parser expected, the form that
+    suite records for a statement cut short inside a quoted name: no capture of its words for this case was found."""
+    if not starts_with_a_verb(statement):
+        return NOT_DML
+    return NOT_WELL_FORMED if cut_short(statement) else None
 
 
 def starts_with_a_verb(statement):
@@ -81,14 +107,22 @@ def starts_with_a_verb(statement):
     return bool(words) and words[0].upper() in PARTIQL_VERBS
 
 
+def cut_short(statement):
+    """Whether a statement ends in an operator or keyword that needs something after it (WHERE PK =, ... AND)."""
+    words = [piece for piece in STATEMENT_TOKEN.findall(statement.rstrip().rstrip(";")) if not piece.isspace()]
+    last = words[-1].upper() if words else ""
+    return last in DANGLING or (last == ">" and words[-2:-1] != [">"])  # >> closes a set literal
+
+
 def each_statement_answered(self, statements):
-    """BatchExecuteStatement answers a statement that does not start with a PartiQL verb in its own entry, as a
+    """BatchExecuteStatement answers a statement DynamoDB's parser cannot read (not_well_formed) in its own entry, as a
     ValidationError in DynamoDB's words, and runs the others (nubo-db/dynamodb-conformance's capture: "a malformed
     member does not poison the batch"); moto's validation failed on it, failing the whole batch with a 500."""
-    well_formed = [starts_with_a_verb(statement["Statement"]) for statement in statements]
-    answers = iter(plain_batch_execute(self, [statement for statement, ok in zip(statements, well_formed) if ok]))
-    return [next(answers) if ok else {"Error": {"Code": "ValidationError", "Message": NOT_WELL_FORMED}}
-            for ok in well_formed]
+    refusals = [not_well_formed(statement["Statement"]) for statement in statements]
+    answers = iter(plain_batch_execute(self, [statement for statement, refusal in zip(statements, refusals)
+                                              if refusal is None]))
+    return [next(answers) if refusal is None else {"Error": {"Code": "ValidationError", "Message": refusal}}
+            for refusal in refusals]
 
 
 def parameters_inlined(params):
@@ -502,6 +536,31 @@ class Access:
         return [clause for clause in self.conjuncts if isinstance(clause, where_parser.WhereClause)
                 and clause.left == [range_name] and clause.fn in SORT_KEY_TESTS]
 
+    def pinned(self, name):
+        """The values the WHERE clause pins the attribute `name` to, each once: its = value, or those of a conjunct
+        that ORs only `name = value` comparisons (IN [...] comes written so, in_lists_expanded); else None."""
+        if name in self.equal:
+            return [self.equal[name]]
+        for clause in self.conjuncts:
+            tests = list(joined(clause, where_parser.WhereOrClause))
+            if isinstance(clause, where_parser.WhereOrClause) and all(equality_on(test, name) for test in tests):
+                return distinct(regular(test.right) for test in tests)
+        return None
+
+
+def equality_on(clause, name):
+    """Whether a WHERE clause is `name = value`."""
+    return isinstance(clause, where_parser.WhereClause) and clause.fn == "=" and clause.left == [name]
+
+
+def distinct(values):
+    """The typed values, each once (by DynamoDB's equality), in their order."""
+    kept = []
+    for value in values:
+        if not any(values_equal(value, seen) for seen in kept):
+            kept.append(value)
+    return kept
+
 
 def statement_access(text):
     """The Access of one statement, its parameters inlined (statement_inlined), or None when moto's parsers cannot read
@@ -517,12 +576,13 @@ def statement_access(text):
         if verb == "INSERT":
             name, item = InsertParser().parse(text)
             return Access(verb, unquoted(name), item=item)
-        if verb == "UPDATE":
-            name, _, filters = UpdateParser().parse(text)
-        elif verb == "DELETE":
-            name, filters = DeleteParser().parse(text)
-        else:
+        if verb == "DELETE":
+            name, where = delete_parsed(text)
+            conjuncts = conjuncts_of(where)
+            return Access(verb, name, equal=equalities(conjuncts), conjuncts=conjuncts)
+        if verb != "UPDATE":
             return None
+        name, _, filters = UpdateParser().parse(text)
     except UNPARSED:
         return None
     return Access(verb, unquoted(name), equal=dict(filters))
@@ -537,17 +597,40 @@ def selected(text, verb):
     where = metadata._where_clause
     if where is not None:
         where.process_value(partiql_serializer.serialize)
-    conjuncts = list(conjuncts_of(where)) if where is not None else []
-    equal = {clause.left[0]: regular(clause.right) for clause in conjuncts
-             if isinstance(clause, where_parser.WhereClause) and clause.fn == "=" and len(clause.left) == 1}
-    return Access(verb, unquoted(table), index and unquoted(index), equal, conjuncts)
+    conjuncts = conjuncts_of(where)
+    return Access(verb, unquoted(table), index and unquoted(index), equalities(conjuncts), conjuncts)
 
 
-def conjuncts_of(clause):
-    """The clauses a WHERE clause ANDs together at its top (an OR is one of them, whole)."""
-    if isinstance(clause, where_parser.WhereAndClause):
+def conjuncts_of(where):
+    """The clauses a WHERE clause (None for none) ANDs together at its top (an OR is one of them, whole)."""
+    return [] if where is None else list(joined(where, where_parser.WhereAndClause))
+
+
+def equalities(conjuncts):
+    """{attribute: value} of the conjuncts that set a top-level attribute equal to a value."""
+    return {clause.left[0]: regular(clause.right) for clause in conjuncts
+            if isinstance(clause, where_parser.WhereClause) and clause.fn == "=" and len(clause.left) == 1}
+
+
+def delete_parsed(text):
+    """(table, WHERE clause or None) of a DELETE statement without RETURNING, its WHERE clause read as a SELECT's is
+    (any comparison, function, AND, OR), each value typed: moto's DELETE parser read only =, and failed on the rest."""
+    pieces = STATEMENT_TOKEN.findall(text)
+    start = next((index for index, piece in enumerate(pieces) if piece.upper() == "WHERE"), None)
+    name = unquoted(STATEMENT_TABLE.match(text).group(1))
+    if start is None:
+        return name, None
+    where = where_parser.WhereParser.parse_where_clause("".join(pieces[start + 1:]).strip())
+    where.process_value(partiql_serializer.serialize)
+    return name, where
+
+
+def joined(clause, kind):
+    """The clauses a WHERE clause joins at its top with `kind` (WhereAndClause: its conjuncts, an OR one of them
+    whole; WhereOrClause: its disjuncts), nested joins of the same kind flattened."""
+    if isinstance(clause, kind):
         for child in clause.children:
-            yield from conjuncts_of(child)
+            yield from joined(child, kind)
     else:
         yield clause
 
@@ -575,16 +658,26 @@ class DuplicateItem(DynamodbException):
         super().__init__("com.amazonaws.dynamodb.v20120810#DuplicateItemException", DUPLICATE_ITEM)
 
 
-class UpdateFoundNoItem(ConditionalCheckFailed):
-    """PartiQL UPDATE whose WHERE clause matches no item (none with its key, or a condition that does not hold)."""
+class WhereNotHeld(ConditionalCheckFailed):
+    """PartiQL UPDATE or DELETE whose WHERE clause does not hold for the item its key names (an UPDATE's also when no
+    item has that key); `name` is the code BatchExecuteStatement answers (moto reads it)."""
     name = "ConditionalCheckFailed"
+
+
+class IncompleteKey(MockValidationException):
+    """PartiQL DELETE whose WHERE clause does not set each key attribute equal to a value; `name` is the code
+    BatchExecuteStatement answers (moto reads it)."""
+    name = "ValidationError"
+
+    def __init__(self):
+        super().__init__(INCOMPLETE_KEY)
 
 
 def partiql_writes_refused(statement, source_data, parameters):
     """moto's PartiQL statement, refused where DynamoDB refuses it: an INSERT of a key the table already holds
-    (moto overwrote the item), an UPDATE that matches no item (moto changed nothing and answered 200). A DELETE
-    that matches nothing succeeds, as in DynamoDB. An UPDATE or DELETE ending in RETURNING answers the items it
-    names (returned_items); moto's parser failed on the clause."""
+    (moto overwrote the item), an UPDATE that matches no item (moto changed nothing and answered 200). A DELETE is
+    applied here (held_delete). An UPDATE or DELETE ending in RETURNING answers the items it names (returned_items);
+    moto's parser failed on the clause."""
     verb = statement.split(None, 1)[0].upper() if statement.strip() else ""
     returning = RETURNING.search(statement) if verb in ("UPDATE", "DELETE") else None
     if returning is not None:
@@ -594,20 +687,43 @@ def partiql_writes_refused(statement, source_data, parameters):
         statement = statement[:returning.start()]
     if verb == "SELECT":
         source_data = global_indexes_projected(source_data)
-    answer = plain_partiql_query(statement, source_data, parameters)
+    if verb == "DELETE":
+        answer = held_delete(statement, source_data)
+    else:
+        answer = plain_partiql_query(statement, source_data, parameters)
     if verb == "INSERT":
         for table_name, changes in answer[1].items():
             table = find_table(table_name)
             if table is not None and any(before is None and holds_key(table, after) for before, after in changes):
                 raise DuplicateItem()
     elif verb == "UPDATE" and not any(answer[1].values()):
-        raise UpdateFoundNoItem()
+        raise WhereNotHeld()
     elif verb == "UPDATE" and PARAMETER_MARK in statement:  # a SET sum arrives as a parameter literal
         for changes in answer[1].values():
             changes[:] = [(before, arithmetic_applied(before, after)) for before, after in changes]
     if returning is not None:
         answer = (returned_items(answer[1], which, image), answer[1])
     return answer
+
+
+def held_delete(statement, source_data):
+    """moto's answer to a DELETE as DynamoDB applies it: the item whose whole key its WHERE clause sets equal deleted
+    when the rest of the clause holds for it, else refused (the Developer Guide's PartiQL delete statements: "If the
+    table has an item with same primary key, but the condition in the WHERE clause of the DELETE statement evaluates
+    to false, ConditionalCheckFailedException is returned."), nothing deleted when no item has that key ("SUCCESS is
+    returned with 0 items deleted"); a clause without the whole key (or none) is refused in DynamoDB's words as
+    nubo-db/dynamodb-conformance records them. moto's parser read only = and deleted every item the = matched."""
+    name, where = delete_parsed(statement)
+    items, table = source_data[name], find_table(name)
+    key = equalities(conjuncts_of(where))
+    names = [attribute for attribute in (table.hash_key_attr, table.range_key_attr) if attribute]
+    if any(attribute not in key for attribute in names):
+        raise IncompleteKey()
+    found = next((item for item in items if all(values_equal(item.get(attribute), key[attribute])
+                                                 for attribute in names)), None)
+    if found is not None and not holds(where, found):
+        raise WhereNotHeld()
+    return [], {name: [] if found is None else [(found, None)]}
 
 
 def global_indexes_projected(source_data):
@@ -651,9 +767,14 @@ def returned_items(changes, which, image):
 def metadata_without_returning(statement):
     """moto's get_query_metadata (BatchExecuteStatement reads each statement's table with it) of the statement
     without its RETURNING clause, which its parser fails on, and with each table's name unquoted: moto looked up
-    "p90-contract", quotes and all, so a batch's statements on a table whose name needs quotes found no table."""
+    "p90-contract", quotes and all, so a batch's statements on a table whose name needs quotes found no table. A
+    DELETE's table is read as held_delete reads it (moto's parser failed on a comparison other than =)."""
     returning = RETURNING.search(statement)
-    metadata = plain_query_metadata(statement if returning is None else statement[:returning.start()])
+    text = statement if returning is None else statement[:returning.start()]
+    if text.lstrip()[:6].upper() == "DELETE":
+        name = delete_parsed(text)[0]
+        return QueryMetadata(tables={name: name})
+    metadata = plain_query_metadata(text)
     metadata._tables = {alias: unquoted(name) for alias, name in metadata._tables.items()}  # the names it answers
     return metadata
 

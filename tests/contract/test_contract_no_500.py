@@ -183,18 +183,12 @@ PARTIQL_PROBES = [  # statements a learner may type: operators without spaces, s
     f"SELECT * FROM \"{TABLE}\" WHERE PK = 'a' AND begins_with(PK, 'a')",
     f"SELECT * FROM \"{TABLE}\" WHERE PK = 'a' AND n IS NULL",
     f"UPDATE \"{TABLE}\" SET n=2 WHERE PK='a'", f"DELETE FROM \"{TABLE}\" WHERE PK='missing'",
+    f"DELETE FROM \"{TABLE}\" WHERE PK = 'a' AND n > 5", f"SELECT * FROM \"{TABLE}\" WHERE PK =",
+    f"DELETE FROM \"{TABLE}\"",
 ]
-KNOWN_PARTIQL_500 = {  # statements still answered with an InternalServerError, each with what fixing it needs
-    f"DELETE FROM \"{TABLE}\" WHERE PK = 'a' AND n > 5":
-        "moto's DELETE parser reads only = in its WHERE clause; the other comparisons need evaluating against the item",
-    f"SELECT * FROM \"{TABLE}\" WHERE PK =":
-        "a statement cut short needs DynamoDB's ValidationException, whose exact words were not found",
-}
 
 
-@pytest.mark.parametrize("statement", [*PARTIQL_PROBES, *(
-    pytest.param(statement, marks=pytest.mark.xfail(reason=reason, strict=True))
-    for statement, reason in KNOWN_PARTIQL_500.items())])
+@pytest.mark.parametrize("statement", PARTIQL_PROBES)
 def test_no_partiql_statement_a_learner_may_type_gets_an_internal_server_error(send, table, statement):
     send("DynamoDB_20120810", "PutItem", {"TableName": table, "Item": {**ITEM, "m": {"M": {"b": {"S": "q"}}}}})
     one = {"Statement": statement, "Parameters": [KEY["PK"]]} if "?" in statement else {"Statement": statement}

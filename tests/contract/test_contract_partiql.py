@@ -79,6 +79,7 @@ def test_fewer_parameters_than_question_marks_is_refused(unvalidated_client, tab
 
 DUPLICATE = {"Code": "DuplicateItemException", "Message": "Duplicate primary key exists in table"}
 NO_ITEM = {"Code": "ConditionalCheckFailedException", "Message": "The conditional request failed"}
+NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed"
 
 
 def partiql_refusal(call, **params):
@@ -139,6 +140,34 @@ def test_a_delete_that_matches_no_item_succeeds(unvalidated_client, table, key):
         answer = unvalidated_client.execute_statement(Statement=f'DELETE FROM "{table.name}" WHERE PK = ? AND SK = ?',
                                                       Parameters=[item["PK"], item["SK"]])
     assert answer["Items"] == []
+
+
+def test_a_delete_with_a_condition_beyond_the_key_deletes_the_item_only_when_it_holds(unvalidated_client, table, key):
+    item = typed_key(key, "conditional-delete")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item={**item, "v": {"N": "7"}})
+    delete = f'DELETE FROM "{table.name}" WHERE PK = ? AND SK = ? AND v > ?'
+    response = partiql_refusal(unvalidated_client.execute_statement, Statement=delete,
+                               Parameters=[item["PK"], item["SK"], {"N": "9"}])
+    with tracing(False):
+        kept = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)
+        unvalidated_client.execute_statement(Statement=delete, Parameters=[item["PK"], item["SK"], {"N": "5"}])
+        deleted = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)
+    assert response["Error"] == NO_ITEM
+    assert kept["Item"] == {**item, "v": {"N": "7"}} and "Item" not in deleted
+
+
+def test_a_delete_that_does_not_name_the_whole_key_is_refused(unvalidated_client, table, key):
+    item = typed_key(key, "half-key")
+    with tracing(False):
+        unvalidated_client.put_item(TableName=table.name, Item=item)
+    response = partiql_refusal(unvalidated_client.execute_statement,
+                               Statement=f'DELETE FROM "{table.name}" WHERE PK = ?', Parameters=[item["PK"]])
+    with tracing(False):
+        kept = unvalidated_client.get_item(TableName=table.name, Key=item, ConsistentRead=True)
+    assert response["Error"] == {"Code": "ValidationException",
+                                 "Message": "Where clause does not contain a mandatory equality on all key attributes"}
+    assert kept["Item"] == item
 
 
 @pytest.mark.parametrize("value, matches", [({"N": "1"}, False), ({"N": "2"}, True), ({"S": "1"}, True)])
@@ -356,6 +385,16 @@ def test_a_malformed_statement_in_a_batch_fails_its_own_entry_only(call, table, 
         {"Error": {"Code": "ValidationError",
                    "Message": "Statement wasn't well formed, can't be processed: Expected data manipulation"}},
         {"TableName": table.name, "Item": item}]}
+
+
+def test_a_statement_cut_short_is_refused_as_not_well_formed(call, table):
+    statement = {"Statement": f'SELECT * FROM "{table.name}" WHERE PK ='}
+    alone = call("ExecuteStatement", statement)
+    in_a_transaction = call("ExecuteTransaction", {"TransactStatements": [statement]})
+    in_a_batch = call("BatchExecuteStatement", {"Statements": [statement]})["Responses"][0]["Error"]
+    assert alone[0] == in_a_transaction[0] == "ValidationException" and in_a_batch["Code"] == "ValidationError"
+    messages = (alone[1], in_a_transaction[1], in_a_batch["Message"])
+    assert all(message.startswith(NOT_WELL_FORMED) for message in messages)
 
 
 def test_a_batch_of_selects_on_a_quoted_table_name_answers_each_item(call, table, key):

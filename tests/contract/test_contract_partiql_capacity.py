@@ -3,6 +3,8 @@ operations DynamoDB runs for each statement (a SELECT by whole key a GetItem, by
 INSERT, UPDATE, DELETE single-item writes; a transaction twice), and the lab server's meter to the same figures. Each
 test has a table of its own, so that a Scan reads only the items the test wrote; item sizes are built byte by byte
 (test_contract_capacity.item_of), each on or just past a 1 KB or 4 KB boundary."""
+import copy
+
 import pytest
 from botocore.exceptions import ClientError
 
@@ -87,6 +89,18 @@ def test_a_select_by_partition_key_is_a_query_of_what_its_sort_key_condition_rea
     assert query(lab, key) == total(1.0)
     assert query(lab, key, " AND pad = ?", ["-"], ConsistentRead=True) == total(2.0)  # a filter reads them all
     assert query(lab, key, " AND begins_with(SK, ?)", ["b"], ConsistentRead=True) == total(1.0)  # 1,500 bytes
+
+
+@pytest.mark.parametrize("where", ["PK IN [?, ?]", "PK = ? OR PK = ?"])
+def test_a_select_of_partition_keys_in_a_list_is_a_query_of_each_partition(lab, own, key, where):
+    partition(lab, key)
+    write(lab, item_of(key("r"), 1500), item_of(key("far"), 4 * KB))
+    listed = {"Statement": f'SELECT * FROM "{NAME}" WHERE {where}', "Parameters": [key("q")["PK"], key("r")["PK"]]}
+    with metered(lab, NAME) as cost:
+        assert execute(lab, listed, ConsistentRead=True) == total(2.0 + 1.0)  # 4,500 bytes in q, 1,500 in r
+    assert execute(lab, listed) == total(1.5)  # a Scan of all 14,192 bytes would be 4.0, one Query of both 2.0
+    if lab.kind == "embedded":
+        assert cost["ConsumedReadCapacityUnits"] == 3.0
 
 
 def test_a_select_without_the_partition_key_is_a_scan_of_the_whole_table(lab, own, key):
@@ -185,6 +199,25 @@ def test_a_select_of_an_index_reads_its_entries(lab, own, key):
                        "GlobalSecondaryIndexes": {"GSI1": {"CapacityUnits": 1.0}}}  # 6,000 bytes: two blocks, halved
     scanned = execute(lab, {"Statement": on_index, "Parameters": []}, level="INDEXES")
     assert scanned == queried  # the item without GSI1's keys has no entry to read
+
+
+@pytest.fixture
+def keys_only(lab):
+    """A fresh table of the contract table's shape whose GSI1 projects only the keys, for this test alone."""
+    spec = copy.deepcopy(table_definitions()[TABLE])
+    for index in spec["GlobalSecondaryIndexes"]:
+        index["Projection"] = {"ProjectionType": "KEYS_ONLY"}
+    recreate_table(lab, NAME, spec)
+
+
+def test_a_select_of_a_keys_only_index_reads_its_entries_not_the_items(lab, keys_only, key):
+    write(lab, indexed(key, "k1", 5 * KB, "P", "a"), indexed(key, "k2", 5 * KB, "P", "b"))
+    on_index = f'SELECT * FROM "{NAME}"."GSI1"'
+    queried = execute(lab, {"Statement": on_index + " WHERE GSI1PK = ?", "Parameters": ["P"]}, level="INDEXES")
+    assert queried == {"TableName": NAME, "CapacityUnits": 0.5, "Table": {"CapacityUnits": 0.0},
+                       "GlobalSecondaryIndexes": {"GSI1": {"CapacityUnits": 0.5}}}  # whole items: 10 KB, 1.5
+    scanned = execute(lab, {"Statement": on_index, "Parameters": []}, level="INDEXES")
+    assert scanned == queried
 
 
 def batch(lab, statements, level="TOTAL"):
