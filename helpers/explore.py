@@ -32,6 +32,7 @@ import json
 import queue
 import threading
 import time
+import uuid
 from contextlib import contextmanager
 from math import factorial, prod
 
@@ -40,12 +41,13 @@ from botocore.exceptions import ClientError
 
 from . import labhttp, trace
 from .backend import connect
-from .meter import write_totals
 
 CLIENT_TIMEOUT = 10
 MAX_SCHEDULES = 1000
 STOP_WITHIN = 1.0
 SLICE = 0.1
+ORDER_HEADER = "X-Lab-Order"  # on the lab server, each step names its order; the answer says what the order cost so far
+ORDER_COST_HEADER = "X-Lab-Order-Cost"
 HOLD_ID = "lab-explore-hold"
 ANSWER_ID = "lab-explore-answer"
 CONSISTENCIES = ("dynamodb", "strong")
@@ -186,6 +188,8 @@ def hold_request(request, event_name, **_):
         run.hold(CURRENT.name, held)
         if held.fault == "lost":
             request.headers["X-Lab-Lose-Response"] = "1"
+        if run.order:
+            request.headers[ORDER_HEADER] = run.order
         if run.modelled:
             request.headers["X-Lab-Step"] = f"{held.client}: {operation}"
             if held.choice is not None:
@@ -203,6 +207,9 @@ def note_answer(response, caught_exception, **_):
             run.answered(CURRENT.name, type(caught_exception).__name__, {})
             return
         request = run.answered(CURRENT.name, response[1].get("Error", {}).get("Code") or "OK", response[1])
+        cost = response[0].headers.get(ORDER_COST_HEADER)
+        if cost and run.order:
+            run.cost = tuple(float(units) for units in cost.split())
         ongoing = response[0].headers.get("x-lab-transaction")
         if ongoing and run.modelled:
             run.hold_transaction(CURRENT.name, json.loads(ongoing))
@@ -266,8 +273,10 @@ class Workers:
 class Run:
     """One schedule in progress: each client running on its thread, held at a request, or done."""
 
-    def __init__(self, clients, timeout=CLIENT_TIMEOUT, server=None, faults=()):
+    def __init__(self, clients, timeout=CLIENT_TIMEOUT, server=None, faults=(), metered=False):
         self.clients = clients
+        self.order = uuid.uuid4().hex if metered else None
+        self.cost = (0.0, 0.0) if metered else None  # (write units, of which on refused writes) of the steps so far
         self.timeout = timeout
         self.server = server
         self.modelled = server is not None
@@ -550,16 +559,15 @@ def start_state(reset, server):
 def run_schedule(clients, reset, prefix, timeout, workers, server=None, faults=(), lab=None):
     """Run one schedule: follow `prefix`, then always the first move possible; return (run, choices).
 
-    With `lab`, run.cost is (write units, of which on refused writes) the clients' requests cost, from the lab
-    server's meter (None elsewhere).
+    With `lab`, run.cost is (write units, of which on refused writes) the clients' requests cost, as the lab server
+    billed them (None elsewhere).
 
     prefix and choices are lists of (move chosen, moves that were possible); along the prefix the same
     moves must be possible as when it was first run, or the scenario does not repeat itself. Choosing a read
     is two decisions: which client, then (asked of the server only then) which of the read's answers.
     """
     start_state(reset, server)
-    before = write_totals(lab) if lab is not None else None
-    run = Run(clients, timeout, server, faults)
+    run = Run(clients, timeout, server, faults, metered=lab is not None and lab.kind == "embedded")
     choices = []
     try:
         run.start(workers)
@@ -571,8 +579,6 @@ def run_schedule(clients, reset, prefix, timeout, workers, server=None, faults=(
     except BaseException:
         run.stop()
         raise
-    after = write_totals(lab) if before is not None else None
-    run.cost = None if after is None else (after[0] - before[0], after[1] - before[1])
     return run, choices
 
 

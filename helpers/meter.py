@@ -35,16 +35,6 @@ def table_counters(lab, table):
     return tables.get(table, dict.fromkeys(COUNTERS, 0))
 
 
-def write_totals(lab):
-    """(write units, of which on refused writes) over every table so far, or None off the lab server."""
-    try:
-        tables = call(lab, "GET", path=PATH)["tables"].values()
-    except KnobsUnavailable:
-        return None
-    return (sum(table["ConsumedWriteCapacityUnits"] + table["IndexWriteCapacityUnits"] for table in tables),
-            sum(table["WriteUnitsOnRefusedWrites"] for table in tables))
-
-
 @dataclass
 class Cost:
     """What one block of work cost on one table (filled when the block ends)."""

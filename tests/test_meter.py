@@ -72,3 +72,17 @@ def test_each_explored_order_says_what_its_requests_cost(lab, knobs_off):
     interleaved = orders["steps"].map(lambda steps: steps[1].endswith("GetItem"))
     assert (orders.loc[interleaved, "on refused writes"] == 1).all() and interleaved.sum() == 4
     assert (orders.loc[~interleaved, "on refused writes"] == 0).all()
+
+
+def test_an_explored_order_counts_the_write_whose_response_was_lost_and_its_retry(lab, knobs_off):
+    table = fresh_table("p24-atomic-counters", lab)
+
+    def reset():
+        table.put_item(Item={**COUNTER, "n": 0})
+
+    def add_one():
+        table.update_item(Key=COUNTER, UpdateExpression="ADD n :one", ExpressionAttributeValues={":one": 1})
+
+    orders = explore({"a": add_one}, reset, lambda results: True, faults=("lost_response",))
+    cost = dict(zip(orders["schedule"], orders["write units"]))
+    assert cost == {("a",): 1, ("a!lost", "a"): 2}, "the lost answer's write was applied, then again by the retry"

@@ -36,6 +36,8 @@ KNOBS_PATH = "/lab/knobs"
 CONSISTENCY_PATH = "/lab/consistency"
 CHOICES_HEADER = "X-Lab-Choices"
 LOSE_HEADER = "X-Lab-Lose-Response"  # the explorer's lost response: applied, then the connection is dropped
+ORDER_HEADER = "X-Lab-Order"  # the explored order a request is a step of
+ORDER_COST_HEADER = "X-Lab-Order-Cost"  # its answer: "write units, of which on refused writes" of the order's steps so far
 STREAMS_SERVICE = "DynamoDBStreams_20120810"
 MAX_LINE = 65536
 MAX_HEADERS = 100
@@ -52,6 +54,7 @@ class Engine:
         self.meter = Meter()
         self.knobs = Knobs(self.model, self.meter)
         self.doors = Doors()
+        self.order = (None, 0.0, 0.0)  # the explored order whose steps were billed last, and their write units
 
     def handle(self, url, headers, body):
         """Apply one request alone; return (status, headers, body bytes), or None when its response is lost.
@@ -178,7 +181,20 @@ class Engine:
         payload = fidelity.after(target, params, int(status), payload)
         if bill is not None:
             payload = self.meter.settle(bill, int(status), payload)
+        order = headers.get(ORDER_HEADER)
+        if order:
+            out_headers = {**out_headers, ORDER_COST_HEADER: self.order_cost(order, bill)}
         return respond(int(status), out_headers, payload)
+
+    def order_cost(self, order, bill):
+        """'units refused': the write units the steps of the explored `order` have cost so far, this request's `bill`
+        included, and how many of them on refused writes (so a step whose answer is lost is still counted)."""
+        token, units, refused = self.order if self.order[0] == order else (order, 0.0, 0.0)
+        usages = bill.usage.values() if bill is not None else ()
+        units += sum(usage.write + usage.index_write for usage in usages)
+        refused += sum(usage.refused for usage in usages)
+        self.order = (token, units, refused)
+        return f"{units!r} {refused!r}"
 
     def rerun(self, url, headers, target, request):
         """moto's answer body to a read sent again as `request` (the meter's Query or Scan without its filter)."""
