@@ -53,6 +53,7 @@ ANSWER_ID = "lab-explore-answer"
 CONSISTENCIES = ("dynamodb", "strong")
 WINDOW = 2  # requests of other clients that may reach DynamoDB while a transaction is ongoing
 DEFAULT_CONSISTENCY = "strong"
+LATEST = {"session": 0}  # the last exploration or step-through (re)started in this process: the tables are its
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
 FAULTS = ("lost_response", "crash")
@@ -651,6 +652,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     install_hold(lab.client)
     rows, prefix, first = [], [], None
     with exclusive(), trace.tracing(False), working(clients) as workers, modelled(server):
+        new_session()
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
@@ -668,6 +670,12 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok",
                                         "write units", "on refused writes"])
     return frame.assign(doomed_at=doomed_steps(frame))
+
+
+def new_session():
+    """Note that an exploration or a step-through starts over: a panel started before it must replay to go on."""
+    LATEST["session"] += 1
+    return LATEST["session"]
 
 
 def doomed_steps(frame):
@@ -725,13 +733,14 @@ class Stepper:
         self.lab = lab or connect(quiet=True)
         self.server = model_server(self.lab, consistency)
         install_hold(self.lab.client)
-        self.run, self.workers = None, None
+        self.run, self.workers, self.session = None, None, None
         self.reset()
 
     def reset(self):
         """Stop the current schedule, restore the starting state and hold every client at its first request."""
         self.close()
         self.workers = Workers(self.clients)
+        self.session = new_session()
         with trace.tracing(False):
             if self.server is not None:
                 self.server.explore()
@@ -746,6 +755,7 @@ class Stepper:
     def step(self, move):
         """Make one move ("alice", "alice~1", "alice+0": see the module docstring) and wait until every client is
         held again or done; return the step."""
+        self.resume()
         name = parse_move(move)[0]
         if name not in self.clients:
             raise ValueError(f"No client named {name!r}; the clients are {', '.join(self.clients)}.")
@@ -762,6 +772,16 @@ class Stepper:
                 self.run.stop()
                 raise
 
+    def resume(self):
+        """If another exploration or panel has used the tables and the lab server since this one started, start over
+        and make the moves made so far again (the scenario repeats itself), so play goes on where it was."""
+        if self.session == LATEST["session"]:
+            return
+        taken = list(self.run.taken)
+        self.reset()
+        for move in taken:
+            self.step(move)
+
     def replay(self, schedule):
         """Start over and play `schedule` (a sequence of client names) step by step."""
         self.reset()
@@ -775,6 +795,7 @@ class Stepper:
 
     def moves(self):
         """{move: what it does}, for every move possible now (the step-through panel's buttons)."""
+        self.resume()
         with trace.tracing(False):
             possible = self.run.moves()
         described = {}

@@ -347,6 +347,25 @@ def test_the_stepper_offers_a_stale_answer_and_a_reveal_as_moves(lab, table):
         stepper.close()
 
 
+def test_a_panel_goes_on_where_it_was_after_an_exploration_ran_in_between(lab, table):
+    def writer():
+        table.put_item(Item={**A, "balance": 1})
+
+    def reader():
+        return balance(table, A)
+    stepper = Stepper({"writer": writer, "reader": reader}, start(table, a=0), consistency="dynamodb")
+    try:
+        stepper.step("writer")
+        orders = explore({"transfer": transfer(lab.client)}, start(table, a=100, b=100), lambda _: True,
+                         consistency="dynamodb")
+        assert len(orders) == 2  # it left the table and the lab server's copies as its last order made them
+        assert list(stepper.moves()) == ["reader", "reader~1"]
+        stepper.step("reader~1")
+        assert stepper.results == {"writer": None, "reader": 0}
+    finally:
+        stepper.close()
+
+
 def test_a_default_read_during_a_transfer_never_shows_an_item_before_it_is_visible(lab, table):
     def reader():
         return balance(table, A), balance(table, B)
