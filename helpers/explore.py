@@ -219,8 +219,8 @@ def note_answer(response, caught_exception, **_):
 
 
 def reply_summary(operation, answer, parsed):
-    """What an answer said, in a few words: the error code (with a cancelled transaction's reasons), the item
-    read, the attributes returned, or 'OK'."""
+    """What an answer said, in a few words: the error code (with a cancelled transaction's reasons), the item or
+    items read, the attributes returned, or 'OK'."""
     if "CancellationReasons" in parsed:
         return f"{answer} [{', '.join(reason.get('Code', 'None') for reason in parsed['CancellationReasons'])}]"
     if answer != "OK":
@@ -229,6 +229,9 @@ def reply_summary(operation, answer, parsed):
         return trace.attributes(parsed["Item"]) if "Item" in parsed else "no such item"
     if "Attributes" in parsed:
         return trace.attributes(parsed["Attributes"])
+    if operation == "BatchGetItem":
+        return "[" + ", ".join(trace.attributes(item) for items in parsed.get("Responses", {}).values()
+                               for item in items) + "]"
     if "Items" in parsed:
         return f"{len(parsed['Items'])} items"
     if operation == "TransactGetItems":

@@ -390,7 +390,7 @@ class StepThrough:
                 button = widgets.Button(layout=widgets.Layout(width="auto"))
                 button.on_click(lambda _, move=move: self.act(self.step, move))
                 if move in moves:
-                    button.description = f"{name} ▶ {moves[move]}"
+                    button.description = button.tooltip = f"{name} ▶ {moves[move]}"
                     self.move_buttons[move] = button
                 else:
                     result = self.stepper.results.get(name)
@@ -398,9 +398,8 @@ class StepThrough:
                 self.buttons.setdefault(name, button)
                 rows.append(button)
         self.moves_view.children = rows
-        listed = "".join(f"<li><code>{html.escape(request.client)} ▶ {html.escape(request.summary)}</code> "
-                         f"<b>→ {html.escape(request.reply or '…')}</b>{step_note(request)}</li>"
-                         for request in self.stepper.steps)
+        listed = "".join(f"<li><code>{html.escape(request.client)} ▶ {html.escape(request.summary)}</code>"
+                         f"{step_answer(request)}{step_note(request)}</li>" for request in self.stepper.steps)
         self.steps_view.value = f"<b>Steps so far</b><ol>{listed}</ol>" if listed else "<i>No step yet: press a client.</i>"
         if self.show_state:
             with tracing(False):
@@ -412,6 +411,14 @@ class StepThrough:
 
     def _ipython_display_(self):
         display(self.view)
+
+
+def step_answer(request):
+    """' → what DynamoDB answered' after a step in the panel's list; nothing after an item made visible, whose step
+    already says it."""
+    if request.operation == "reveal":
+        return ""
+    return f" <b>→ {html.escape(request.reply or '…')}</b>"
 
 
 def schedule_options(orders):

@@ -252,9 +252,10 @@ def play_double_booking(page, screenshots):
 ATLAS_REPLAYS = {  # a red cell of the atlas: the order its Replay must play, step by step, and what bob is told
     "BatchGetItem · G-single read skew (2 of 8)": (
         ["alice ▶ TransactWriteItems [Update, Update] → OK",
-         "alice ▶ TransactWriteItems: make {PK: 'PAIR', SK: 'x'} visible → visible",
-         "bob ▶ BatchGetItem → OK",
-         "alice ▶ TransactWriteItems: make {PK: 'PAIR', SK: 'y'} visible → visible"], "bob → [90, 100]"),
+         "alice ▶ TransactWriteItems: make {PK: 'PAIR', SK: 'x'} visible",
+         "bob ▶ BatchGetItem → [{PK: 'PAIR', SK: 'x', n: 90, version: 1, owner: 'nobody'}, "
+         "{PK: 'PAIR', SK: 'y', n: 100, version: 1, owner: 'nobody'}]",
+         "alice ▶ TransactWriteItems: make {PK: 'PAIR', SK: 'y'} visible"], "bob → [90, 100]"),
     "GetItem (default) · stale read (1 of 3)": (
         ["alice ▶ PutItem {PK: 'PAIR', SK: 'x', n: 1} → OK",
          "bob ▶ GetItem {PK: 'PAIR', SK: 'x'} → {PK: 'PAIR', SK: 'x', n: 0, version: 1, owner: 'nobody'} "
