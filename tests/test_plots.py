@@ -1,11 +1,13 @@
 """Race figures: titles that state the result, labelled axes, WebGL when points are many, built fast."""
 import time
 
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
 from helpers import fresh_table
 from helpers import plots
+from helpers.contention import CLIENTS, PANELS, contention_figure
 from helpers.races import race, sweep
 
 
@@ -71,3 +73,13 @@ def test_a_big_race_timeline_uses_webgl_and_builds_in_under_two_seconds(races_ru
     figure = plots.timeline(big)
     assert time.perf_counter() - began < 2
     assert any(isinstance(trace, go.Scattergl) for trace in figure.data)
+
+
+def test_the_price_of_contention_writes_its_log_ticks_whole():
+    frame = pd.DataFrame([{"strategy": name, "clients": n, **{column: float(n) for column, _ in PANELS}}
+                          for name in ("read-then-put", "ADD") for n in CLIENTS])
+    figure = contention_figure(frame)
+    log_axes = (figure.layout.yaxis2, figure.layout.yaxis3, figure.layout.yaxis4)
+    assert all(axis.type == "log" and axis.dtick is None and {1, 2, 5, 10, 20} <= set(axis.tickvals)
+               for axis in log_axes), "20 must read 20, not a small 2 beside 10"
+    assert [annotation.text for annotation in figure.layout.annotations] == [title for _, title in PANELS]
