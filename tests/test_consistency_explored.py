@@ -317,13 +317,16 @@ def test_a_write_to_an_item_of_an_ongoing_transfer_meets_a_transaction_conflict(
     assert any("transfer+1" in schedule for schedule in orders["schedule"])
 
 
-def test_the_stepper_offers_a_stale_answer_and_a_reveal_as_moves(lab, table):
+def write_then_read(table):
+    """A writer that sets A's balance to 1, and a reader that returns A's balance as a default read answers it."""
     def writer():
         table.put_item(Item={**A, "balance": 1})
 
-    def reader():
-        return balance(table, A)
-    stepper = Stepper({"writer": writer, "reader": reader}, start(table, a=0), consistency="dynamodb")
+    return {"writer": writer, "reader": lambda: balance(table, A)}
+
+
+def test_the_stepper_offers_a_stale_answer_and_a_reveal_as_moves(lab, table):
+    stepper = Stepper(write_then_read(table), start(table, a=0), consistency="dynamodb")
     try:
         assert stepper.moves() == {"writer": "PutItem {PK: 'ACCOUNT#a', SK: 'BALANCE', balance: 1}",
                                    "reader": "GetItem {PK: 'ACCOUNT#a', SK: 'BALANCE'}"}
@@ -348,12 +351,7 @@ def test_the_stepper_offers_a_stale_answer_and_a_reveal_as_moves(lab, table):
 
 
 def test_a_panel_goes_on_where_it_was_after_an_exploration_ran_in_between(lab, table):
-    def writer():
-        table.put_item(Item={**A, "balance": 1})
-
-    def reader():
-        return balance(table, A)
-    stepper = Stepper({"writer": writer, "reader": reader}, start(table, a=0), consistency="dynamodb")
+    stepper = Stepper(write_then_read(table), start(table, a=0), consistency="dynamodb")
     try:
         stepper.step("writer")
         orders = explore({"transfer": transfer(lab.client)}, start(table, a=100, b=100), lambda _: True,
