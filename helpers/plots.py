@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .explore import describe
+from .explore import describe, parse_move
 from .races import clobbers
 
 WEBGL_FROM = 1_000
@@ -199,7 +199,37 @@ def retries(race):
 
 
 CLIENT_COLOURS = ("#1565c0", "#ef6c00", "#6a1b9a", "#00838f")
+# Lighter shades of each client's colour for its other moves ("alice+0", "alice~1", "alice!lost"), with dark text.
+MOVE_SHADES = {"#1565c0": ("#64b5f6", "#bbdefb"), "#ef6c00": ("#ffb74d", "#ffe0b2"),
+               "#6a1b9a": ("#ba68c8", "#e1bee7"), "#00838f": ("#4dd0e1", "#b2ebf2")}
 ORDERS_UP_TO = 24
+
+
+def move_colours(moves):
+    """{move: (fill, text colour)}: a colour per client, and lighter shades of it for that client's other moves
+    (a transaction's item becoming visible, an older copy answering, a fault), so every move of alice looks like alice."""
+    bases = list(dict.fromkeys(parse_move(move)[0] for move in moves))
+    seen, colours = {}, {}
+    for move in moves:
+        base = parse_move(move)[0]
+        colour = CLIENT_COLOURS[bases.index(base) % len(CLIENT_COLOURS)]
+        if move == base:
+            colours[move] = (colour, "white")
+        else:
+            shades = MOVE_SHADES[colour]
+            colours[move] = (shades[seen.setdefault(base, 0) % len(shades)], "#212121")
+            seen[base] += 1
+    return colours
+
+
+def in_a_cell(step):
+    """A step's words short enough for its cell: "USER#grace visible" for "TransactWriteItems makes {PK:
+    'USER#grace', SK: 'PROFILE'} visible", "Query (stale)" for a read an older copy answered; the rest as they are."""
+    if " makes " in step and step.endswith(" visible") and "'" in step:
+        return step.split("'")[1] + " visible"
+    if " (stale: " in step:
+        return step.split(" (stale: ")[0] + " (stale)"
+    return step
 
 
 def orders(frame, broken, outcome=None):
@@ -222,23 +252,25 @@ def orders(frame, broken, outcome=None):
         rows = frame.reset_index(drop=True)
         names = [f"order {n + 1}" for n in range(len(rows))]
     clients = list(dict.fromkeys(name for schedule in frame["schedule"] for name in schedule))
+    colours = move_colours(clients)
     figure = go.Figure()
-    for index, client in enumerate(clients):
+    for client in clients:
         cells = [(names[r], step, label.split(": ", 1)[1], step == rows["doomed_at"][r], rows["answers"][r][step])
                  for r in range(len(rows)) for step, label in enumerate(rows["steps"][r])
                  if rows["schedule"][r][step] == client]
         if not cells:
             continue
-        y, x, text, doomed, answers = zip(*cells)
-        colour = CLIENT_COLOURS[index % len(CLIENT_COLOURS)]
+        y, x, steps, doomed, answers = zip(*cells)
+        text = [in_a_cell(step) for step in steps]
+        colour, text_colour = colours[client]
         figure.add_bar(x=[None], y=names[:1], orientation="h", name=client, marker_color=colour)
         figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=client, showlegend=False, text=text,
-                       textposition="inside", insidetextanchor="middle", textangle=0, insidetextfont={"color": "white"},
+                       textposition="inside", insidetextanchor="middle", textangle=0, insidetextfont={"color": text_colour},
                        marker={"color": colour,
                                "line": {"color": COLOURS["lost"], "width": [4 if d else 0 for d in doomed]},
                                "pattern": {"shape": ["" if a in (None, "OK") else "/" for a in answers],
                                            "fgcolor": "white", "size": 10, "solidity": 0.12}},
-                       hovertext=[f"{client}: {t} → {a}" for t, a in zip(text, answers)], hoverinfo="text")
+                       hovertext=[f"{client}: {t} → {a}" for t, a in zip(steps, answers)], hoverinfo="text")
     longest = max(len(steps) for steps in rows["steps"])
     figure.add_scatter(y=names, x=[longest + 0.15] * len(rows), mode="text", showlegend=False,
                        text=[("broken: " if not ok else "holds: ") + text for ok, text in zip(rows["ok"], rows["outcome"])],

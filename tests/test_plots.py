@@ -83,3 +83,21 @@ def test_the_price_of_contention_writes_its_log_ticks_whole():
     assert all(axis.type == "log" and axis.dtick is None and {1, 2, 5, 10, 20} <= set(axis.tickvals)
                for axis in log_axes), "20 must read 20, not a small 2 beside 10"
     assert [annotation.text for annotation in figure.layout.annotations] == [title for _, title in PANELS]
+
+
+def test_an_order_figure_gives_each_move_its_own_colour_in_its_clients_hue_and_words_that_fit():
+    frame = pd.DataFrame({
+        "schedule": [("grace", "grace+0", "heidi", "grace+1", "heidi~1")],
+        "steps": [("grace: TransactWriteItems", "grace: TransactWriteItems makes {PK: 'USER#grace', SK: 'PROFILE'} visible",
+                   "heidi: TransactWriteItems", "grace: TransactWriteItems makes {PK: 'EMAIL#z', SK: 'EMAIL'} visible",
+                   "heidi: Query (stale: {PK: 'USER#grace', SK: 'PROFILE'} without grace's PutItem)")],
+        "answers": [("OK", "OK", "TransactionCanceledException", "OK", "OK")],
+        "results": [{"grace": True, "heidi": False}], "ok": [True], "doomed_at": [-1]})
+    figure = plots.orders(frame, "create two users with one email")
+    legend = {trace.name: trace.marker.color for trace in figure.data if trace.showlegend is not False and trace.name}
+    moves = ["grace", "grace+0", "grace+1", "heidi", "heidi~1"]
+    assert len({legend[move] for move in moves}) == len(moves)
+    assert {legend[move] for move in ("grace", "heidi")} == set(plots.CLIENT_COLOURS[:2])
+    assert legend["grace+0"] in plots.MOVE_SHADES[legend["grace"]] and legend["heidi~1"] in plots.MOVE_SHADES[legend["heidi"]]
+    cells = [text for trace in figure.data if trace.type == "bar" and trace.text for text in trace.text]
+    assert {"USER#grace visible", "EMAIL#z visible", "Query (stale)"} <= set(cells)
