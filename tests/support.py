@@ -1,8 +1,6 @@
 """Test support for the checker tests: functions taken straight from notebooks, and what a refusal is."""
-import _thread
 import ast
 import json
-import time
 from pathlib import Path
 
 from helpers.explore import parse_move
@@ -50,12 +48,3 @@ def broken_by_a_crash_alone(report):
     """True when an order of the report's exhaustive stage breaks with a client crash in it and no lost response."""
     return any(not order.ok and {parse_move(move)[2] for move in order.schedule if parse_move(move)[1] == "!"}
                == {"crash"} for order in report.orders.itertuples())
-
-
-def interrupt_until(caught, after):
-    """Ctrl-C the main thread `after` seconds from now, and again every 0.1 s until `caught` is set: Python drops an
-    interrupt that lands while a finalizer runs ("Exception ignored in ..."), as a learner's second Ctrl-C gets past."""
-    time.sleep(after)
-    while not caught.is_set():
-        _thread.interrupt_main()
-        caught.wait(0.1)
