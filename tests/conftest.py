@@ -1,6 +1,7 @@
 """Shared fixtures: the lab on the embedded backend, and how many times to repeat a race."""
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,6 +67,18 @@ def knobs_off(lab):
     with tracing(False):
         yield
     reset_knobs(lab, quiet=True)
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """Ctrl-C (interrupt_main) raises KeyboardInterrupt in the test, as in a terminal or a running notebook cell.
+
+    A process started in the background by a shell (`make test &`) ignores SIGINT from birth, and its Python then
+    never installs the handler that raises: interrupt_main() does nothing there, and the test would not be run.
+    """
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture

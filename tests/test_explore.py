@@ -275,7 +275,7 @@ def test_a_scenario_that_does_not_repeat_itself_is_refused_with_what_to_change(t
         explore({"alice": flaky, "bob": add(table)}, counter(table), lambda _: True)
 
 
-def test_an_interrupt_stops_the_exploration_within_a_second_with_every_thread_released(table):
+def test_an_interrupt_stops_the_exploration_within_a_second_with_every_thread_released(table, ctrl_c_raises):
     def slow():
         time.sleep(0.05)
         table.get_item(Key=KEY)

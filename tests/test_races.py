@@ -119,7 +119,7 @@ def test_setting_stop_ends_the_race_and_keeps_what_ran(table):
     assert result.final == table.get_item(Key=COUNTER, ConsistentRead=True)["Item"]["views"] <= done
 
 
-def test_a_keyboard_interrupt_stops_the_race_within_a_second_leaves_no_thread_and_keeps_what_ran(table):
+def test_a_keyboard_interrupt_stops_the_race_within_a_second_leaves_no_thread_and_keeps_what_ran(table, ctrl_c_raises):
     interrupted = []
 
     def interrupt():
