@@ -1,5 +1,6 @@
 """plotly figures built from race results: each title states what the picture shows."""
 import math
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -222,14 +223,25 @@ def move_colours(moves):
     return colours
 
 
-def in_a_cell(step):
-    """A step's words short enough for its cell: "USER#grace visible" for "TransactWriteItems makes {PK:
-    'USER#grace', SK: 'PROFILE'} visible", "Query (stale)" for a read an older copy answered; the rest as they are."""
-    if " makes " in step and step.endswith(" visible") and "'" in step:
-        return step.split("'")[1] + " visible"
-    if " (stale: " in step:
-        return step.split(" (stale: ")[0] + " (stale)"
-    return step
+def cell_words(steps):
+    """{step: its words short enough for a cell}. A transaction's item becoming visible ("TransactWriteItems makes
+    {PK: 'USER#grace', SK: 'PROFILE'} visible") is named by the part of its key that tells the items apart
+    ("USER#grace visible"); a read an older copy answered is "Query (stale)"; other steps keep their words."""
+    keys = {step: tuple(re.findall(r"'([^']*)'", step)) for step in steps
+            if " makes " in step and step.endswith(" visible") and "'" in step}
+    distinct = set(keys.values())
+    telling = next((i for i in range(max(map(len, distinct), default=0))
+                    if len({key[i] for key in distinct if len(key) > i}) == len(distinct)), None)
+    words = {}
+    for step in steps:
+        if step in keys:
+            key = keys[step]
+            words[step] = (key[telling] if telling is not None and telling < len(key) else " ".join(key)) + " visible"
+        elif " (stale: " in step:
+            words[step] = step.split(" (stale: ")[0] + " (stale)"
+        else:
+            words[step] = step
+    return words
 
 
 def orders(frame, broken, outcome=None):
@@ -253,6 +265,7 @@ def orders(frame, broken, outcome=None):
         names = [f"order {n + 1}" for n in range(len(rows))]
     clients = list(dict.fromkeys(name for schedule in frame["schedule"] for name in schedule))
     colours = move_colours(clients)
+    words = cell_words({label.split(": ", 1)[1] for steps in rows["steps"] for label in steps})
     figure = go.Figure()
     for client in clients:
         cells = [(names[r], step, label.split(": ", 1)[1], step == rows["doomed_at"][r], rows["answers"][r][step])
@@ -261,7 +274,7 @@ def orders(frame, broken, outcome=None):
         if not cells:
             continue
         y, x, steps, doomed, answers = zip(*cells)
-        text = [in_a_cell(step) for step in steps]
+        text = [words[step] for step in steps]
         colour, text_colour = colours[client]
         figure.add_bar(x=[None], y=names[:1], orientation="h", name=client, marker_color=colour)
         figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=client, showlegend=False, text=text,

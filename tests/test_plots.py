@@ -101,3 +101,10 @@ def test_an_order_figure_gives_each_move_its_own_colour_in_its_clients_hue_and_w
     assert legend["grace+0"] in plots.MOVE_SHADES[legend["grace"]] and legend["heidi~1"] in plots.MOVE_SHADES[legend["heidi"]]
     cells = [text for trace in figure.data if trace.type == "bar" and trace.text for text in trace.text]
     assert {"USER#grace visible", "EMAIL#z visible", "Query (stale)"} <= set(cells)
+
+
+def test_items_of_one_partition_becoming_visible_are_named_by_the_sort_key_that_tells_them_apart():
+    wallet = "TransactWriteItems makes {PK: 'WALLET#alice', SK: 'WALLET'} visible"
+    ledger = "TransactWriteItems makes {PK: 'WALLET#alice', SK: 'WITHDRAWAL#w-1'} visible"
+    assert plots.cell_words([wallet, ledger, "GetItem"]) == {
+        wallet: "WALLET visible", ledger: "WITHDRAWAL#w-1 visible", "GetItem": "GetItem"}
