@@ -55,8 +55,8 @@ def test_the_notebooks_starting_buy_is_caught_in_the_same_order_every_run(lab, r
     starting_buy, = notebook_functions(NOTEBOOK, "buy")
     report = check_buy(starting_buy)
     assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
-    assert report.message == (RACE + "2 shoppers were told they bought one, and the stock went from 1 to 0 (in 4 of "
-                              "the 6 orders in which alice and bob's requests can reach DynamoDB)")
+    assert report.message == (RACE + "2 shoppers were told they bought one, and the stock went from 1 to 0 (in 6 of "
+                              "the 8 orders in which alice and bob's requests can reach DynamoDB)")
 
 
 def test_the_notebooks_solutions_pass_both_stages(lab):
@@ -75,7 +75,7 @@ def test_checking_the_last_widget_in_code_before_add_is_caught_going_below_zero(
 
     report = check_buy(buy_checked_then_added)
     assert report.message.startswith("alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: 2 "
-                                     "shoppers were told they bought one, and the stock went from 1 to -1 (in 4 of the 6 orders")
+                                     "shoppers were told they bought one, and the stock went from 1 to -1 (in 6 of the 8 orders")
 
 
 def allow_checked_in_code(table, user, now):
@@ -103,7 +103,7 @@ def test_allow_checked_in_code_lets_the_limit_be_passed_naming_the_order(lab):
     assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
     assert report.message == ("alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: 2 of 2 requests "
                               "in alice's window MINUTE#29000000 were allowed, with room for 1 (the window now counts "
-                              "4; the limit is 3) (in 4 of the 6 orders in which alice and bob's requests can reach "
+                              "4; the limit is 3) (in 6 of the 8 orders in which alice and bob's requests can reach "
                               "DynamoDB)")
 
 
@@ -157,7 +157,7 @@ def test_the_notebooks_starting_record_is_caught_in_the_same_order_every_run(lab
     assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
     assert report.message.startswith(RACE + "lee's best is 70, not 90: bob's record('lee', 70) overwrote a higher "
                                      "best with a lower score. Why: a write replaces whatever best")
-    assert report.message.endswith("(in 2 of the 6 orders in which alice and bob's requests can reach DynamoDB)")
+    assert report.message.endswith("(in 3 of the 8 orders in which alice and bob's requests can reach DynamoDB)")
 
 
 def recording(condition):
