@@ -48,7 +48,8 @@ FIRST_FAILING_ORDER = {  # checker: what its exhaustive stage reports about the 
 }
 ORDERS_OF_SOLUTIONS = {check_book_seat: 6, check_book_seat_retry: 66, check_signup: 2, check_reserve: 2,
                        check_add_tag: 6, check_withdraw: 2, check_withdraw_once: 24, check_withdraw_today: 2}
-FAULTS_INCLUDED = {check_withdraw_once: ", lost responses and crashes included"}
+FAULTS_INCLUDED = {check_withdraw_once: ", and in all 24 orders with lost responses and crashes, every read strongly "
+                                         "consistent"}
 
 
 @pytest.mark.parametrize("notebook, starting, solution, checker", EXERCISES, ids=IDS)
@@ -263,9 +264,13 @@ def test_a_withdrawal_recorded_then_debited_is_caught_by_a_resent_debit(lab):
 
 @pytest.mark.stress
 def test_a_retry_blamed_on_the_balance_is_caught_by_the_concurrent_stage(lab, run):
+    """This answer lies two ways: a retry of a paid withdrawal hears 'insufficient funds', and a transaction cancelled
+    for a conflict (transactions in flight, as the concurrent stage runs them) hears 'already paid' though nothing was
+    paid. Which one a run meets first depends on timing; either is reported."""
     report = check_withdraw_once(withdraw_blaming_the_balance_first)
     assert not report.passed
-    assert "its retry was told 'insufficient funds' instead of 'already paid' (with " in report.message
+    assert ("its retry was told 'insufficient funds' instead of 'already paid' (with " in report.message
+            or "was not paid, yet an attempt was told ['already paid'] (with " in report.message)
 
 
 def test_the_example_from_the_issue_reads_as_promised(lab):
