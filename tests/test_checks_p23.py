@@ -103,20 +103,13 @@ def rename_that_leaves_the_version(table, title):
     return True
 
 
-def test_a_versioned_retry_loop_passes_both_checkers(lab):
-    deposited, withdrawn = check_deposit(deposit), check_withdraw(withdraw)
-    assert deposited.passed, deposited.message
-    assert withdrawn.passed, withdrawn.message
-    assert deposited.message.endswith("and in all 6 orders of the exhaustive stage")
-    assert withdrawn.message.endswith("and in all 6 orders of the exhaustive stage")
-
-
-def test_a_versioned_retry_loop_on_the_default_read_passes_both_checkers_as_dynamodb_answers_it(lab):
-    deposited, withdrawn = check_deposit(deposit_reading_by_default), check_withdraw(withdraw_reading_by_default)
-    assert deposited.passed, deposited.message
-    assert withdrawn.passed, withdrawn.message
-    assert deposited.message.endswith("and in all 12 orders of the exhaustive stage")
-    assert withdrawn.message.endswith("and in all 12 orders of the exhaustive stage")
+@pytest.mark.parametrize("read, behaviours", [("strongly consistent", 6), ("the default, as DynamoDB answers it", 12)])
+def test_a_versioned_retry_loop_passes_both_checkers_whichever_read_it_makes(lab, read, behaviours):
+    loops = (deposit, withdraw) if read == "strongly consistent" else (deposit_reading_by_default,
+                                                                       withdraw_reading_by_default)
+    for report in (check_deposit(loops[0]), check_withdraw(loops[1])):
+        assert report.passed, report.message
+        assert report.message.endswith(f"and in all {behaviours} orders of the exhaustive stage")
 
 
 def test_the_exhaustive_stage_catches_the_notebooks_starting_deposit_on_every_run(lab, run):
