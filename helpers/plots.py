@@ -207,8 +207,8 @@ ORDERS_UP_TO = 24
 
 
 def move_colours(moves):
-    """{move: (fill, text colour)}: a colour per client, and lighter shades of it for that client's other moves
-    (a transaction's item becoming visible, an older copy answering, a fault), so every move of alice looks like alice."""
+    """{move: (fill, text colour)}: a colour per client, and lighter shades of it for that client's other moves (a
+    transaction's item becoming visible, an older copy answering, a fault), so every move of alice looks like alice."""
     bases = list(dict.fromkeys(parse_move(move)[0] for move in moves))
     seen, colours = {}, {}
     for move in moves:
@@ -278,7 +278,8 @@ def orders(frame, broken, outcome=None):
         colour, text_colour = colours[client]
         figure.add_bar(x=[None], y=names[:1], orientation="h", name=client, marker_color=colour)
         figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=client, showlegend=False, text=text,
-                       textposition="inside", insidetextanchor="middle", textangle=0, insidetextfont={"color": text_colour},
+                       textposition="inside", insidetextanchor="middle", textangle=0,
+                       insidetextfont={"color": text_colour},
                        marker={"color": colour,
                                "line": {"color": COLOURS["lost"], "width": [4 if d else 0 for d in doomed]},
                                "pattern": {"shape": ["" if a in (None, "OK") else "/" for a in answers],
