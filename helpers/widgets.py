@@ -316,15 +316,15 @@ def wait_visibly(seconds, why):
 class StepThrough:
     """'You are the scheduler': a button per move sends a client's next request (with consistency="dynamodb",
     also one per other answer DynamoDB may give a read, and one per item of an ongoing transaction to make
-    visible); the state after each step.
+    visible; with faults, one per fault explore offers there); the state after each step.
 
     Built by step_through(). Also driven from code: step("alice"), replay(schedule), reset(); `history`,
     `verdict` and `state` hold what the panel shows; `buttons` has each client's first move, `move_buttons` every move.
     """
 
     def __init__(self, clients, reset, check=None, show=None, orders=None, title="You are the scheduler",
-                 consistency=explore.DEFAULT_CONSISTENCY):
-        self.stepper = explore.Stepper(clients, reset, check, consistency=consistency)
+                 consistency=explore.DEFAULT_CONSISTENCY, faults=()):
+        self.stepper = explore.Stepper(clients, reset, check, consistency=consistency, faults=faults)
         self.show_state = show
         self.state = None
         self.buttons, self.move_buttons, self.moves_view = {}, {}, widgets.VBox()
@@ -432,6 +432,6 @@ def schedule_options(orders):
 
 
 def step_through(clients, reset, check=None, show=None, orders=None, title="You are the scheduler",
-                 consistency=explore.DEFAULT_CONSISTENCY):
+                 consistency=explore.DEFAULT_CONSISTENCY, faults=()):
     """A panel that lets the learner release the clients' requests one at a time (see StepThrough)."""
-    return StepThrough(clients, reset, check, show, orders, title, consistency)
+    return StepThrough(clients, reset, check, show, orders, title, consistency, faults)

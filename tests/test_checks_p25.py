@@ -389,3 +389,11 @@ def test_a_transfer_that_cannot_empty_its_source_is_caught(lab):
     assert report.message.startswith("a transfer of 100 from A (holding 100) to B (holding 100) returned False; it must "
                                      "go through. Check the condition on A: a transfer may leave exactly 0")
     assert report.message.endswith("(one call at a time)")
+
+
+def test_a_failing_order_with_transactions_in_flight_replays_in_the_panel_as_explored(lab):
+    starting_place_order_once, = notebook_functions(NOTEBOOK, "place_order_once")
+    report = check_place_order_once(starting_place_order_once)
+    panel = report.replay()
+    assert panel.stepper.done and panel.stepper.ok is False
+    assert len(panel.history) == len(report.schedule) and panel.history[1].endswith(" visible")

@@ -260,6 +260,8 @@ def test_a_withdrawal_recorded_then_debited_is_caught_by_a_resent_debit(lab):
         "balance 40 after 1 recorded withdrawal of 30 from 100 (in 34 of the 64 orders in which alice and bob's "
         "requests can reach DynamoDB)")
     assert broken_by_a_crash_alone(report), "a crash between the record and the debit breaks it too"
+    panel = report.replay()
+    assert panel.history[1] == "alice: UpdateItem (response lost, the SDK retries)" and panel.stepper.ok is False
 
 
 @pytest.mark.stress

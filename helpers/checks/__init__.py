@@ -47,6 +47,8 @@ class Report:
     schedule: tuple = ()
     scenario: object = field(default=None, repr=False)
     orders: pd.DataFrame = field(default=None, repr=False)
+    consistency: str = field(default=explore.DEFAULT_CONSISTENCY, repr=False)  # what the orders were explored with
+    faults: tuple = field(default=(), repr=False)
 
     def __post_init__(self):
         """Record this run in the learner's progress file (helpers.progress)."""
@@ -73,7 +75,8 @@ class Report:
         if self.scenario is None:
             raise ValueError(f"{self.exercise} found no failing order to replay: {self.message}")
         panel = step_through(self.scenario.clients, self.scenario.reset, self.scenario.check, orders=self.orders,
-                             title=f"{self.exercise}: the failing order, step by step")
+                             title=f"{self.exercise}: the failing order, step by step", consistency=self.consistency,
+                             faults=self.faults)
         panel.replay(self.schedule)
         return panel
 
@@ -174,7 +177,8 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders, consist
     broken = int((~orders["ok"]).sum())
     message = (f"{' -> '.join(told(first)) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
                f"orders in which {names}'s requests can reach DynamoDB){cause(first)}")
-    return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders), orders
+    return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders,
+                  consistency, faults), orders
 
 
 def told(order):
