@@ -23,7 +23,7 @@ def check_register(register):
         return None
 
     return attack("register", register, setup, lambda table, n: [(table, "neo", f"user-{i}") for i in range(n)], invariant,
-                  orders_of=lambda table: [(table, "neo", who) for who in ("alice", "bob")], consistency="dynamodb")
+                  orders_of=lambda table: [(table, "neo", who) for who in ("alice", "bob")])
 
 
 def times(n):
@@ -60,7 +60,7 @@ def check_redeem(redeem):
         """ana redeems SAVE10 for two orders: exactly one may get the discount."""
         return [(table, COUPON, "ana", "order-1"), (table, COUPON, "ana", "order-2")]
 
-    return attack("redeem", redeem, setup, uses, invariant, orders_of=one_user_twice, consistency="dynamodb")
+    return attack("redeem", redeem, setup, uses, invariant, orders_of=one_user_twice)
 
 
 SHARED = "GC-1"
@@ -200,5 +200,4 @@ def check_redeem_gift_card(redeem_gift_card):
         """Two payments of 6: either alone fits in the card's 10, both together overdraw it."""
         return [(table, SHARED, 6, 1000)] * 2
 
-    return attack("redeem_gift_card", redeem_gift_card, setup, payments, invariant, orders_of=two_that_can_overdraw,
-                  consistency="dynamodb")
+    return attack("redeem_gift_card", redeem_gift_card, setup, payments, invariant, orders_of=two_that_can_overdraw)

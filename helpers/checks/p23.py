@@ -45,8 +45,7 @@ def check_deposit(deposit):
             return "a deposit returned something other than True"
         return ledger_problem(table, len(log), START_BALANCE + 10 * len(log))
 
-    return attack("deposit", deposit, fresh_account, lambda table, n: [(table, 10)] * n, invariant, sizes=SIZES,
-                  consistency="dynamodb")
+    return attack("deposit", deposit, fresh_account, lambda table, n: [(table, 10)] * n, invariant, sizes=SIZES)
 
 
 def check_withdraw(withdraw):
@@ -68,7 +67,7 @@ def check_withdraw(withdraw):
         return [(table, 60)] * 2
 
     return attack("withdraw", withdraw, fresh_account, lambda table, n: [(table, 30)] * n, invariant, sizes=SIZES,
-                  orders_of=two_that_cannot_both_fit, consistency="dynamodb")
+                  orders_of=two_that_cannot_both_fit)
 
 
 def fresh_playlist():
@@ -129,5 +128,4 @@ def check_rename(rename):
         """alice renames the playlist to 'Summer' while bob adds 'song-1'."""
         return [(rename, table, "Summer"), (add_song, table, "song-1")]
 
-    return attack("rename", client, fresh_playlist, calls, invariant, sizes=SIZES, orders_of=one_of_each,
-                  consistency="dynamodb")
+    return attack("rename", client, fresh_playlist, calls, invariant, sizes=SIZES, orders_of=one_of_each)

@@ -33,7 +33,7 @@ def check_buy(buy):
 
     # Two shoppers can oversell only the last widget, so the exhaustive stage starts with one in stock.
     return attack("buy", buy, shop(STARTING_STOCK), lambda state, n: [(state[0],)] * n, invariant,
-                  explore_setup=shop(LAST_ONE), consistency="dynamodb")
+                  explore_setup=shop(LAST_ONE))
 
 
 PLAYERS_BEST = {"kim": 50}  # lee has no best yet
@@ -134,7 +134,7 @@ def check_record(record):
         return None
 
     # A lower score can erase a higher one when both beat the best, here none yet: the two clients send 90 and 70.
-    return attack("record", record, leaderboard, scores, invariant, orders_of=lees_first_two, consistency="dynamodb")
+    return attack("record", record, leaderboard, scores, invariant, orders_of=lees_first_two)
 
 
 LIMIT = 3
@@ -192,4 +192,4 @@ def check_allow(allow):
 
     # Two requests can pass the limit only when one more fits, so the exhaustive stage starts one short of it.
     return attack("allow", allow, windows({}), requests, invariant, orders_of=last_two,
-                  explore_setup=windows({("alice", MINUTE): LIMIT - 1}), consistency="dynamodb")
+                  explore_setup=windows({("alice", MINUTE): LIMIT - 1}))

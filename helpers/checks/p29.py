@@ -189,7 +189,7 @@ def check_renew(renew):
     return attack("renew", playing("renew", renew), lambda: granted("migration", "worker-B"), renew_calls, invariant,
                   orders_of=lambda lock: [("renew", lock.table, lock.name, lock.holder, RAN_OUT),
                                           ("acquire", lock.table, lock.name, "worker-C", TAKEOVER)],
-                  explore_setup=lambda: granted(NAME, "worker-A"), consistency="dynamodb")
+                  explore_setup=lambda: granted(NAME, "worker-A"))
 
 
 def release_calls(lock, n):
@@ -256,7 +256,7 @@ def check_release(release):
                   invariant,
                   orders_of=lambda lock: [("release", lock.table, lock.name, lock.holder, lock.fence),
                                           ("acquire_with_token", lock.table, lock.name, lock.holder, TAKEOVER)],
-                  explore_setup=lambda: granted(NAME, "worker-A", 1), consistency="dynamodb")
+                  explore_setup=lambda: granted(NAME, "worker-A", 1))
 
 
 def claim(job, worker, expires_at):
@@ -321,4 +321,4 @@ def check_claim_job(claim_job):
 
     return attack("claim_job", claim_job, lambda: fresh_table(TABLE), calls, invariant, sizes=(2, 5, 10, 20), tries=2,
                   orders_of=lambda table: [(table, ["job-1", "job-2"], f"worker-{i}", TAKEOVER) for i in range(2)],
-                  explore_setup=two_jobs, consistency="dynamodb")
+                  explore_setup=two_jobs)

@@ -85,7 +85,7 @@ def check_book_seat(book_seat):
     """Attack book_seat(table, seat, who): alice and bob in every order, then many clients at once; one told True."""
     return attack("book_seat", book_seat, fresh_seat,
                   lambda table, n: [(table, "14C", f"client-{i}") for i in range(n)], seat_problem,
-                  orders_of=lambda table: [(table, "14C", who) for who in BOOKERS], consistency="dynamodb")
+                  orders_of=lambda table: [(table, "14C", who) for who in BOOKERS])
 
 
 def check_book_seat_retry(book_seat):
@@ -96,7 +96,7 @@ def check_book_seat_retry(book_seat):
     return attack("book_seat (retried)", book_seat, fresh_seat,
                   lambda table, n: [(table, "14C", f"client-{i // 2}") for i in range(n)], seat_problem,
                   sizes=PAIRED_SIZES, orders_of=lambda table: [(table, "14C", who) for who in RETRIED_BOOKERS],
-                  names=RETRIED_CLIENTS, consistency="dynamodb")
+                  names=RETRIED_CLIENTS)
 
 
 def check_signup(signup):
@@ -116,8 +116,7 @@ def check_signup(signup):
         return None
 
     return attack("signup", signup, lambda: fresh_table(CONDITIONS),
-                  lambda table, n: [(table, EMAIL_SPELLINGS[i % 3], f"u_{4821 + i}") for i in range(n)], invariant,
-                  consistency="dynamodb")
+                  lambda table, n: [(table, EMAIL_SPELLINGS[i % 3], f"u_{4821 + i}") for i in range(n)], invariant)
 
 
 def check_reserve(reserve):
@@ -150,7 +149,7 @@ def check_reserve(reserve):
         return None
 
     return attack("reserve", reserve, setup, lambda table, n: [(table, "KB-104", 3)] * n, invariant,
-                  orders_of=lambda table: [(table, "KB-104", 2)] * 2, consistency="dynamodb")
+                  orders_of=lambda table: [(table, "KB-104", 2)] * 2)
 
 
 def check_add_tag(add_tag):
@@ -178,8 +177,7 @@ def check_add_tag(add_tag):
 
     return attack("add_tag", add_tag, setup,
                   lambda table, n: [(table, f"tag-{(7 * (i // 2)) % 26:02d}") for i in range(n)], invariant,
-                  sizes=RETRY_LOOP_SIZES, orders_of=lambda table: [(table, "tag-00"), (table, "tag-07")],
-                  consistency="dynamodb")
+                  sizes=RETRY_LOOP_SIZES, orders_of=lambda table: [(table, "tag-00"), (table, "tag-07")])
 
 
 def fresh_wallet():
@@ -218,7 +216,7 @@ def check_withdraw(withdraw):
         return None
 
     return attack("withdraw", withdraw, fresh_wallet, lambda table, n: [(table, 50)] * n, invariant,
-                  orders_of=lambda table: [(table, 80)] * 2, consistency="dynamodb")
+                  orders_of=lambda table: [(table, 80)] * 2)
 
 
 def check_withdraw_once(withdraw):
@@ -255,7 +253,7 @@ def check_withdraw_once(withdraw):
 
     return attack("withdraw (idempotent)", withdraw, fresh_wallet,
                   lambda table, n: [(table, f"w-{i // 2}", 30) for i in range(n)], invariant, sizes=PAIRED_SIZES,
-                  faults=("lost_response", "crash"), consistency="dynamodb")
+                  faults=("lost_response", "crash"))
 
 
 def withdrawal_problem(withdrawal, heard, recorded, crashed):
@@ -313,4 +311,4 @@ def check_withdraw_today(withdraw_today):
     """Attack withdraw_today(table, day, amount): two of 120 in every order, then mixed amounts at once; 200 a day."""
     return attack("withdraw_today", withdraw_today, lambda: fresh_table(WALLETS),
                   lambda table, n: [(table, DAY, DAY_AMOUNTS[i % len(DAY_AMOUNTS)]) for i in range(n)],
-                  daily_limit_problem, orders_of=lambda table: [(table, DAY, 120)] * 2, consistency="dynamodb")
+                  daily_limit_problem, orders_of=lambda table: [(table, DAY, 120)] * 2)
