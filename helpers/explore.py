@@ -24,9 +24,9 @@ each item of a transaction becomes visible. A step (a "move", as a schedule name
   process dies: the rest of her function never runs, and her result is a Crashed). Each fault happens at most
   once per order; a crash after a read leaves the state a crash after the request before it leaves, so it is
   offered after writes only.
-consistency="dynamodb" asks for those choices. The default is still consistency="strong": every read answered as
-if strongly consistent, each transaction applied at once, as the notebooks' counts were derived; it becomes
-"dynamodb" once they are re-derived. On DynamoDB Local or AWS the explorer can only choose the order of requests.
+consistency="dynamodb", the default, makes those choices. consistency="strong" asks for less: every read answered
+as if strongly consistent and each transaction applied at once, so only the orders of the requests are counted (a
+notebook that asks for it says so). On DynamoDB Local or AWS the explorer can only choose the order of requests.
 """
 import json
 import queue
@@ -52,7 +52,7 @@ HOLD_ID = "lab-explore-hold"
 ANSWER_ID = "lab-explore-answer"
 CONSISTENCIES = ("dynamodb", "strong")
 WINDOW = 2  # requests of other clients that may reach DynamoDB while a transaction is ongoing
-DEFAULT_CONSISTENCY = "strong"
+DEFAULT_CONSISTENCY = "dynamodb"
 LATEST = {"session": 0}  # the last exploration or step-through (re)started in this process: the tables are its
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")

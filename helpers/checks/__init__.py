@@ -30,7 +30,6 @@ from ..widgets import step_through
 SIZES = (2, 5, 10, 20, 50)
 TRIES = 3
 CLIENT_NAMES = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
-CONSISTENCY = "dynamodb"  # a checker attacks as DynamoDB behaves unless it says otherwise
 # The checkers that still say otherwise: their counts are not re-derived on DynamoDB's model yet, and some scenarios
 # are too slow there for CI (26's change_user_email has 216 behaviours on it, 28's set_display_name 360).
 NOT_YET_ON_THE_MODEL = "strong"
@@ -130,7 +129,7 @@ class Scenario:
 
 
 def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES,
-               consistency=CONSISTENCY, faults=(), names=CLIENT_NAMES):
+               consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES):
     """Run the calls `arguments(state)` in every order, then, if every one held and there are `faults`, in every order
     again with every lost response and crash the explorer can make; a failing Report for the plainest order that
     breaks, or None. A function that breaks without a fault is reported without one, counted among the orders
@@ -227,7 +226,7 @@ def cause(order):
 
 
 def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES, orders_of=2, explore_setup=None,
-           max_orders=explore.MAX_SCHEDULES, consistency=CONSISTENCY, faults=(), probe=None,
+           max_orders=explore.MAX_SCHEDULES, consistency=explore.DEFAULT_CONSISTENCY, faults=(), probe=None,
            names=CLIENT_NAMES):
     """Explore `learner` in every order, then fire calls(n) at it concurrently for growing n; report the first break.
 
@@ -238,7 +237,7 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
     beyond this many orders the exhaustive stage is skipped, and the report says so. consistency="dynamodb" makes
     the attack as weak as DynamoDB: the exhaustive stage explores the consistency model (helpers.explore) and the
     stress stage runs with as_weak_as_dynamodb, each run starting from setup()'s state on every copy, as if it had
-    been there a while (the default, CONSISTENCY); "strong" does neither.
+    been there a while (the default, as explore's); "strong" does neither.
     faults: ("lost_response", "crash") or either, for the exhaustive stage to explore those too (a crashed client's
     log row has `crashed` True and was told nothing). probe(state) -> None or a message: calls made one at a time on
     a fresh setup() after the stress stage, that must succeed (liveness: a boundary a correct function reaches).
