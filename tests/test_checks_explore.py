@@ -50,7 +50,8 @@ def test_the_first_failing_order_is_reported_as_the_exact_sequence_of_requests(l
     report = check_increment(racy_increment)
     assert not report.passed
     assert report.message == ("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 increments left "
-                              "views at 1 (in 4 of the 6 orders in which alice and bob's requests can reach DynamoDB)")
+                              "views at 1 (in 4 of the 6 orders in which alice and bob's requests can reach DynamoDB, every read "
+                              "strongly consistent)")
     assert report.schedule == ("alice", "bob", "alice", "bob")
     assert check_increment(racy_increment).message == report.message
 
@@ -70,7 +71,7 @@ def test_a_correct_function_passes_every_order_then_the_stress_stage(lab):
     report = check_increment(add_increment)
     assert report.passed
     assert report.message == ("held in 2 runs of up to 5 concurrent calls (7 calls in all), and in all 2 orders of "
-                              "the exhaustive stage")
+                              "the exhaustive stage, every read strongly consistent")
     with pytest.raises(ValueError, match="found no failing order to replay"):
         report.replay()
 
@@ -78,7 +79,7 @@ def test_a_correct_function_passes_every_order_then_the_stress_stage(lab):
 def test_three_clients_in_the_exhaustive_stage_when_asked(lab):
     report = check_increment(racy_increment, orders_of=3)
     assert report.message.endswith("(in 84 of the 90 orders in which alice, bob and carol's requests can reach "
-                                   "DynamoDB)")
+                                   "DynamoDB, every read strongly consistent)")
 
 
 def test_a_scenario_with_too_many_orders_says_so_and_the_stress_stage_still_runs(lab):

@@ -258,7 +258,7 @@ def test_a_withdrawal_recorded_then_debited_is_caught_by_a_resent_debit(lab):
     assert report.message == (
         "alice: PutItem -> alice: UpdateItem (response lost, the SDK retries) -> alice: UpdateItem -> bob: PutItem: "
         "balance 40 after 1 recorded withdrawal of 30 from 100 (in 34 of the 64 orders in which alice and bob's "
-        "requests can reach DynamoDB)")
+        "requests can reach DynamoDB, every read strongly consistent)")
     assert broken_by_a_crash_alone(report), "a crash between the record and the debit breaks it too"
     panel = report.replay()
     assert panel.history[1] == "alice: UpdateItem (response lost, the SDK retries)" and panel.stepper.ok is False

@@ -345,4 +345,4 @@ def check_claim_handle(claim_handle):
         return None
 
     return attack("claim_handle", claim_handle, fresh_accounts, claims, invariant, orders_of=one_user_two_handles,
-                  explore_setup=lambda: fresh_accounts(1), probe=free_handles, consistency=NOT_YET_ON_THE_MODEL)
+                  explore_setup=lambda: fresh_accounts(1), probe=free_handles)

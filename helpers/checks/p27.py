@@ -11,7 +11,7 @@ from ..backend import connect
 from ..knobs import knobs, set_knobs
 from ..tables import fresh_table
 from ..trace import plain
-from . import NOT_YET_ON_THE_MODEL, TRIES, attack, run_at_once
+from . import TRIES, attack, run_at_once
 
 TABLE = "p27-idempotency-keys"
 AMOUNT = 50
@@ -275,8 +275,7 @@ def check_handle(handle):
 
     with knobs(lab, quiet=True) if losing else nullcontext():
         report = attack("handle", handle, setup, lambda state, n: [(state[0], "req-1", AMOUNT, state[1])] * n,
-                        invariant, explore_setup=lambda: request(None), faults=("lost_response",) if losing else (),
-                        consistency=NOT_YET_ON_THE_MODEL)
+                        invariant, explore_setup=lambda: request(None), faults=("lost_response",) if losing else ())
     if not losing and report.passed:
         report.message += (" (no claim's response was lost: only the lab server can lose one, so run this checker "
                            "there for the whole attack)")
@@ -317,5 +316,4 @@ def check_on_order_paid(on_order_paid):
         """evt-1 (order-1 paid) delivered twice."""
         return [(table, "evt-1", "order-1")] * 2
 
-    return attack("on_order_paid", on_order_paid, setup, deliveries, invariant, orders_of=one_event_twice,
-                  consistency=NOT_YET_ON_THE_MODEL)
+    return attack("on_order_paid", on_order_paid, setup, deliveries, invariant, orders_of=one_event_twice)
