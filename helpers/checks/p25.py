@@ -1,7 +1,7 @@
 """Checkers for notebook 25 (transactions)."""
 from ..tables import fresh_table
 from ..trace import tracing
-from . import NOT_YET_ON_THE_MODEL, attack, exhaustive
+from . import attack, exhaustive
 
 TABLE = "p25-transactions"
 OPENING = {"A": 100, "B": 100, "C": 0}
@@ -280,4 +280,4 @@ def check_change_seat(change_seat):
 
     # Two bookings after the same free seat: each can see it free before either takes it.
     return attack("change_seat", change_seat, fresh_seats, seat_changes, invariant, orders_of=two_for_one_seat,
-                  explore_setup=reseating(), consistency=NOT_YET_ON_THE_MODEL)
+                  explore_setup=reseating())
