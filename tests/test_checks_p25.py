@@ -169,7 +169,7 @@ def test_an_order_in_three_writes_is_caught_by_a_resent_write(lab):
     assert report.message.startswith(
         "alice: PutItem -> alice: UpdateItem -> alice: UpdateItem (response lost, the SDK retries) -> alice: UpdateItem "
         "-> bob: PutItem: orderCount is 2, but 1 order exists (in 80 of the 134 orders in which alice and bob's requests "
-        "can reach DynamoDB)")
+        "can reach DynamoDB, every read strongly consistent)")
     assert broken_by_a_crash_alone(report), "a crash between the writes breaks it too"
 
 
@@ -178,7 +178,7 @@ def test_a_transactional_transfer_passes_lost_responses_and_crashes_included(lab
     assert report.passed, report.message
     if lab.kind == "embedded":
         assert report.message.endswith("and in all 24 orders of the exhaustive stage, lost responses and crashes "
-                                       "included")
+                                       "included, every read strongly consistent")
 
 
 def test_a_transfer_in_two_writes_is_caught_by_a_resent_credit(lab):
@@ -189,7 +189,7 @@ def test_a_transfer_in_two_writes_is_caught_by_a_resent_credit(lab):
     assert report.message == (
         "alice: UpdateItem -> alice: UpdateItem (response lost, the SDK retries) -> alice: UpdateItem -> bob: "
         "UpdateItem: the accounts hold 260 in all, not 200: money was lost or created (in 34 of the 64 orders in "
-        "which alice and bob's requests can reach DynamoDB)")
+        "which alice and bob's requests can reach DynamoDB, every read strongly consistent)")
     assert broken_by_a_crash_alone(report), "a crash between the debit and the credit breaks it too"
 
 
@@ -238,7 +238,7 @@ def test_the_notebooks_starting_transfer_is_caught_overdrawing_in_the_same_order
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: "
         "an account was overdrawn: {'A': -20, 'B': 220, 'C': 0} (in 12 of the 16 orders in which alice and bob's "
-        "requests can reach DynamoDB)")
+        "requests can reach DynamoDB, every read strongly consistent)")
 
 
 def test_the_notebooks_starting_place_order_once_is_caught_taking_stock_twice_every_run(lab, run):
@@ -258,7 +258,7 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
     assert transferred.passed, transferred.message
     assert ordered.passed, ordered.message
     assert transferred.message.endswith("and in all 24 orders of the exhaustive stage, lost responses and crashes "
-                                        "included")
+                                        "included, every read strongly consistent")
     assert ordered.message.endswith("and in all 120 orders of the exhaustive stage, and in all 24 orders with lost "
                                     "responses and crashes, every read strongly consistent")
 
@@ -318,13 +318,13 @@ def test_change_seat_checked_in_code_double_books_a_seat_naming_the_order(lab):
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> alice: UpdateItem -> "
         "bob: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: booking b1 says seat 7A, but seat 7A is held by b2, "
         "after the calls on it: b1 1A->7A answered True; b2 2A->7A answered True (in 40 of the 46 orders in which "
-        "alice and bob's requests can reach DynamoDB)")
+        "alice and bob's requests can reach DynamoDB, every read strongly consistent)")
 
 
 def test_a_transactional_seat_change_passes(lab):
     report = check_change_seat(change_seat)
     assert report.passed, report.message
-    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage, every read strongly consistent")
 
 
 def test_a_seat_change_in_guarded_steps_is_caught_leaving_a_seat_held(lab):
@@ -355,7 +355,7 @@ def test_the_notebooks_change_seat_solution_passes_both_stages(lab):
                                                "change_seat_solution")[2:]
     report = check_change_seat(change_seat_solution)
     assert report.passed, report.message
-    assert report.message.endswith("and in all 2 orders of the exhaustive stage")
+    assert report.message.endswith("and in all 2 orders of the exhaustive stage, every read strongly consistent")
 
 
 
