@@ -28,6 +28,7 @@ class Gate:
         self.waiting = n
         self.open = threading.Event()
         self.arrived, self.sent, self.answered, self.let_in = set(), {}, {}, {}
+        self.conflicts, self.last_was_conflict = {}, {}
         self.together_at, self.group, self.holding = together_at, uuid.uuid4().hex, 0
 
     def arrive(self, call):
@@ -54,7 +55,11 @@ class Gate:
         self.sent[call] = time.perf_counter()
 
     def answer(self, call, response):
-        """After an answer: note when `call`'s first request was answered, and when the lab server let it in."""
+        """After an answer: count it if it was a transaction conflict; note when `call`'s first request was answered,
+        and when the lab server let it in."""
+        conflict = response is not None and is_conflict(response[1])
+        self.conflicts[call] = self.conflicts.get(call, 0) + conflict
+        self.last_was_conflict[call] = conflict
         if call in self.answered:
             return
         self.answered[call] = time.perf_counter()
@@ -66,6 +71,13 @@ class Gate:
 GATE_TIMEOUT = 30
 
 
+def is_conflict(parsed):
+    """True for DynamoDB's answer that another transaction held an item: TransactionConflictException, or a
+    cancellation with a TransactionConflict reason."""
+    reasons = [reason.get("Code") for reason in parsed.get("CancellationReasons") or ()]
+    return parsed.get("Error", {}).get("Code") == "TransactionConflictException" or "TransactionConflict" in reasons
+
+
 def hold_first_request(request=None, **_):
     """botocore before-send hook: on a run_at_once thread, hold the call's first request at its gate."""
     gate = getattr(GATED, "gate", None)
@@ -73,8 +85,8 @@ def hold_first_request(request=None, **_):
         gate.hold(GATED.call, request)
 
 
-def note_first_answer(response=None, **_):
-    """botocore needs-retry hook (after each attempt): note when the call's first request was answered."""
+def note_answer(response=None, **_):
+    """botocore needs-retry hook (after each attempt): note the answer at the call's gate."""
     gate = getattr(GATED, "gate", None)
     if gate is not None:
         gate.answer(GATED.call, response)
@@ -83,4 +95,4 @@ def note_first_answer(response=None, **_):
 def attach(client):
     """Register the gate's hooks on a boto3 DynamoDB client (once; they act only on a run's threads)."""
     client.meta.events.register("before-send.dynamodb", hold_first_request, unique_id=f"{GATE_ID}-hold")
-    client.meta.events.register("needs-retry.dynamodb", note_first_answer, unique_id=f"{GATE_ID}-answer")
+    client.meta.events.register("needs-retry.dynamodb", note_answer, unique_id=f"{GATE_ID}-answer")

@@ -6,6 +6,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers.checks import attack, run_at_once
+from helpers.knobs import knobs
 from helpers.labserver import together
 from helpers.tables import fresh_table
 from support import hidden_missing_table
@@ -86,6 +87,36 @@ def test_a_scenario_with_too_many_orders_says_so_and_the_stress_stage_still_runs
     report = check_increment(add_increment, orders_of=4, max_orders=10)
     assert report.passed
     assert "; the exhaustive stage did not run: This scenario has more than 10 possible orders (about 24" in report.message
+
+
+def increment_in_a_transaction(table):
+    """One TransactWriteItems that adds 1, never sent again: a conflict comes out of it as DynamoDB's error."""
+    table.meta.client.transact_write_items(TransactItems=[{"Update": {
+        "TableName": table.name, "Key": KEY, "UpdateExpression": "ADD #v :one",
+        "ExpressionAttributeNames": {"#v": "views"}, "ExpressionAttributeValues": {":one": 1}}}])
+
+
+def test_a_call_that_gives_up_on_a_conflict_in_the_stress_stage_is_judged_as_not_made(lab):
+    if lab.kind != "embedded":
+        pytest.skip("only the lab server keeps a transaction in flight on request")
+    with knobs(lab, quiet=True, transaction_window=1.0):  # every call released beside the first meets it in flight
+        report = check_increment(increment_in_a_transaction)
+    assert report.passed, report.message
+    assert report.message.startswith("held in 2 runs of up to 5 concurrent calls (7 calls in all; 5 calls gave up on a "
+                                     "transaction conflict and raised, and it held without them)")
+    assert list(report.log["gave_up"]).count(True) == 4 and report.log["conflicts"].sum() == 4
+
+
+def test_a_function_that_never_retries_a_conflict_is_caught_in_the_exhaustive_stage(lab):
+    if lab.kind != "embedded":
+        pytest.skip("only the lab server's explorer makes a transaction meet another in flight")
+    report = check_increment(increment_in_a_transaction, consistency="dynamodb")
+    assert not report.passed and report.schedule == ("alice", "bob", "alice+0")
+    assert report.message.endswith(
+        "a call raised TransactionCanceledException: Transaction cancelled, please refer cancellation reasons for "
+        "specific reasons [TransactionConflict] (in 2 of the 4 orders in which alice and bob's requests can reach "
+        "DynamoDB). Why: a TransactionConflict means another transaction was using the item at that moment, not that a "
+        "condition failed: retry a conflict; report only a failed condition")
 
 
 def increment_that_swallows_every_error(table):

@@ -1,4 +1,7 @@
 """The notebook 25 checkers pass all-or-nothing transactions and catch the half-done and double-counted ones."""
+import random
+import time
+
 import pytest
 from botocore.exceptions import ClientError
 
@@ -16,18 +19,40 @@ def cancelled_reasons(error):
     return [reason["Code"] for reason in error.response["CancellationReasons"]]
 
 
-def transfer(table, source, target, amount):
-    """A correct transfer: guarded debit and credit in one transaction."""
-    try:
-        table.meta.client.transact_write_items(TransactItems=[
-            {"Update": {"TableName": table.name, "Key": account_key(source),
-                        "UpdateExpression": "SET balance = balance - :a", "ConditionExpression": "balance >= :a",
+def transfer_actions(table, source, target, amount, source_condition="balance >= :a"):
+    """A guarded debit and credit, as TransactItems."""
+    return [{"Update": {"TableName": table.name, "Key": account_key(source),
+                        "UpdateExpression": "SET balance = balance - :a", "ConditionExpression": source_condition,
                         "ExpressionAttributeValues": {":a": amount}}},
             {"Update": {"TableName": table.name, "Key": account_key(target),
                         "UpdateExpression": "SET balance = balance + :a", "ConditionExpression": "#s = :open",
                         "ExpressionAttributeNames": {"#s": "status"},
-                        "ExpressionAttributeValues": {":a": amount, ":open": "open"}}},
-        ])
+                        "ExpressionAttributeValues": {":a": amount, ":open": "open"}}}]
+
+
+def all_or_nothing(table, actions):
+    """One TransactWriteItems, sent again after a jittered backoff while it meets another transaction; True if it
+    was applied, False if a condition refused it."""
+    for attempt in range(10):
+        try:
+            table.meta.client.transact_write_items(TransactItems=actions)
+            return True
+        except ClientError as error:
+            if "TransactionConflict" not in cancelled_reasons(error):
+                return False
+            time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
+    raise RuntimeError("the transaction kept meeting other transactions")
+
+
+def transfer(table, source, target, amount):
+    """A correct transfer: guarded debit and credit in one transaction, sent again while it meets another one."""
+    return all_or_nothing(table, transfer_actions(table, source, target, amount))
+
+
+def transfer_reporting_a_conflict_as_a_refusal(table, source, target, amount):
+    """Broken: the same transaction, but any cancellation, a TransactionConflict too, is answered False."""
+    try:
+        table.meta.client.transact_write_items(TransactItems=transfer_actions(table, source, target, amount))
         return True
     except ClientError as error:
         cancelled_reasons(error)
@@ -177,8 +202,23 @@ def test_a_transactional_transfer_passes_lost_responses_and_crashes_included(lab
     report = check_transfer(transfer)
     assert report.passed, report.message
     if lab.kind == "embedded":
-        assert report.message.endswith("and in all 24 orders of the exhaustive stage, lost responses and crashes "
-                                       "included, every read strongly consistent")
+        assert report.message.endswith("and in all 24 orders of the exhaustive stage, and in all 24 orders with lost "
+                                       "responses and crashes, every read strongly consistent; and first, A->B 60 and "
+                                       "B->A 70 both went through in all 48 of their orders")
+
+
+def test_a_transfer_that_reports_a_conflict_as_a_refusal_is_caught_naming_the_cause(lab):
+    if lab.kind != "embedded":
+        pytest.skip("only the lab server's explorer makes a transaction meet another in flight")
+    report = check_transfer(transfer_reporting_a_conflict_as_a_refusal)
+    assert not report.passed
+    assert report.schedule == ("alice", "alice+0", "bob", "alice+1")
+    assert report.message == (
+        "alice: TransactWriteItems -> bob: TransactWriteItems -> alice: TransactWriteItems makes {PK: 'ACCOUNT#B', "
+        "SK: 'BALANCE'} visible: the transfer of 70 from B to A returned False, though it fits in either order (in 8 "
+        "of the 16 orders in which alice and bob's requests can reach DynamoDB). Why: a TransactionConflict means "
+        "another transaction was using the item at that moment, not that a condition failed: retry a conflict; report "
+        "only a failed condition")
 
 
 def test_a_transfer_in_two_writes_is_caught_by_a_resent_credit(lab):
@@ -237,8 +277,8 @@ def test_the_notebooks_starting_transfer_is_caught_overdrawing_in_the_same_order
     assert not report.passed and report.schedule == ("alice", "bob", "alice", "alice", "bob", "bob")
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: "
-        "an account was overdrawn: {'A': -20, 'B': 220, 'C': 0} (in 12 of the 16 orders in which alice and bob's "
-        "requests can reach DynamoDB, every read strongly consistent)")
+        "an account was overdrawn: {'A': -20, 'B': 220, 'C': 0} (in 20 of the 24 orders in which alice and bob's "
+        "requests can reach DynamoDB)")
 
 
 def test_the_notebooks_starting_place_order_once_is_caught_taking_stock_twice_every_run(lab, run):
@@ -257,8 +297,9 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
     transferred, ordered = check_transfer(transfer_solution), check_place_order_once(place_order_once_solution)
     assert transferred.passed, transferred.message
     assert ordered.passed, ordered.message
-    assert transferred.message.endswith("and in all 24 orders of the exhaustive stage, lost responses and crashes "
-                                        "included, every read strongly consistent")
+    assert transferred.message.endswith("and in all 24 orders of the exhaustive stage, and in all 24 orders with "
+                                        "lost responses and crashes, every read strongly consistent; and first, A->B "
+                                        "60 and B->A 70 both went through in all 48 of their orders")
     assert ordered.message.endswith("and in all 120 orders of the exhaustive stage, and in all 24 orders with lost "
                                     "responses and crashes, every read strongly consistent")
 
@@ -369,18 +410,7 @@ def test_every_checker_names_the_error_a_function_that_swallows_everything_hid(l
 
 def transfer_leaving_more_than_zero(table, source, target, amount):
     """Broken: `balance > :a` on the source refuses a transfer that empties it."""
-    try:
-        table.meta.client.transact_write_items(TransactItems=[
-            {"Update": {"TableName": table.name, "Key": account_key(source), "UpdateExpression": "SET balance = balance - :a",
-                        "ConditionExpression": "balance > :a", "ExpressionAttributeValues": {":a": amount}}},
-            {"Update": {"TableName": table.name, "Key": account_key(target), "UpdateExpression": "SET balance = balance + :a",
-                        "ConditionExpression": "#s = :open", "ExpressionAttributeNames": {"#s": "status"},
-                        "ExpressionAttributeValues": {":a": amount, ":open": "open"}}}])
-        return True
-    except ClientError as error:
-        if error.response["Error"]["Code"] != "TransactionCanceledException":
-            raise
-        return False
+    return all_or_nothing(table, transfer_actions(table, source, target, amount, source_condition="balance > :a"))
 
 
 def test_a_transfer_that_cannot_empty_its_source_is_caught(lab):

@@ -1,7 +1,8 @@
 """Checkers for notebook 25 (transactions)."""
+from .. import explore
 from ..tables import fresh_table
 from ..trace import tracing
-from . import NOT_YET_ON_THE_MODEL, attack
+from . import CLIENT_NAMES, NOT_YET_ON_THE_MODEL, attack, explored
 
 TABLE = "p25-transactions"
 OPENING = {"A": 100, "B": 100, "C": 0}
@@ -47,9 +48,15 @@ def two_transfers_from_a(table):
     return [(table, "A", "B", 60), (table, "A", "B", 60)]
 
 
+def two_that_both_fit(table):
+    """60 from A to B and 70 from B to A (each holds 100): each fits in either order, so both must go through."""
+    return [(table, "A", "B", 60), (table, "B", "A", 70)]
+
+
 def check_transfer(transfer):
     """Attack transfer(table, source, target, amount): money is never created, lost or overdrawn, even when a
-    response is lost (the SDK sends the request again) or a client crashes after one of its writes."""
+    response is lost (the SDK sends the request again) or a client crashes after one of its writes; and two transfers
+    that both fit both go through, whichever meets the other in flight."""
     def invariant(table, log):
         if raised(log):
             return raised(log)
@@ -87,8 +94,22 @@ def check_transfer(transfer):
                         f"{before[target]}) returned {moved!r}; it must go through. {over_refusal(source, target)}")
         return None
 
-    return attack("transfer", transfer, fresh_accounts, transfers, invariant, orders_of=two_transfers_from_a,
-                  faults=("lost_response", "crash"), probe=boundaries, consistency=NOT_YET_ON_THE_MODEL)
+    def both_went_through(table, log):
+        refused = [args for args, moved in zip(log["args"], log["result"]) if moved is False]
+        if refused:
+            _, source, target, amount = refused[0]
+            return f"the transfer of {amount} from {source} to {target} returned False, though it fits in either order"
+        return invariant(table, log)
+
+    both, orders = explored("transfer", transfer, fresh_accounts, two_that_both_fit, both_went_through,
+                            explore.MAX_SCHEDULES, explore.DEFAULT_CONSISTENCY, (), CLIENT_NAMES)
+    if both:
+        return both
+    report = attack("transfer", transfer, fresh_accounts, transfers, invariant, orders_of=two_transfers_from_a,
+                    faults=("lost_response", "crash"), probe=boundaries)
+    if report.passed:
+        report.message += f"; and first, A->B 60 and B->A 70 both went through in all {len(orders)} of their orders"
+    return report
 
 
 def moved_by(balances, transfer):
@@ -267,3 +288,4 @@ def check_change_seat(change_seat):
     # Two bookings after the same free seat: each can see it free before either takes it.
     return attack("change_seat", change_seat, fresh_seats, seat_changes, invariant, orders_of=two_for_one_seat,
                   explore_setup=reseating(), consistency=NOT_YET_ON_THE_MODEL)
+
