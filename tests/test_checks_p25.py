@@ -6,7 +6,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers.checks.p25 import (PROFILE, STOCK, account_key, booking_key, check_change_seat, check_place_order_once,
-                                check_transfer, order_key, seat_key)
+                                check_total_balance, check_transfer, order_key, seat_key)
 from support import broken_by_a_crash_alone, notebook_functions, swallowing, hidden_missing_table
 
 pytestmark = pytest.mark.stress
@@ -427,3 +427,66 @@ def test_a_failing_order_with_transactions_in_flight_replays_in_the_panel_as_exp
     panel = report.replay()
     assert panel.stepper.done and panel.stepper.ok is False
     assert len(panel.history) == len(report.schedule) and panel.history[1].endswith(" visible")
+
+
+ACCOUNTS = [account_key(name) for name in "ABC"]
+READ_COMMITTED = ("Why: a BatchGetItem, Query or Scan is read-committed: it can read part of a transaction. Read the "
+                  "items together with TransactGetItems for a snapshot")
+
+
+def total_in_one_scan(table):
+    """Broken: one strongly consistent Scan, read-committed against the transfer."""
+    return sum(item["balance"] for item in table.scan(ConsistentRead=True)["Items"])
+
+
+def total_in_three_gets(table):
+    """Broken: three strongly consistent GetItems, three moments."""
+    return sum(table.get_item(Key=key, ConsistentRead=True)["Item"]["balance"] for key in ACCOUNTS)
+
+
+def total_in_one_transact_get(table):
+    """Broken: a snapshot, but a cancellation for a transfer in flight comes out as an error, never retried."""
+    answer = table.meta.client.transact_get_items(TransactItems=[{"Get": {"TableName": table.name, "Key": key}}
+                                                                 for key in ACCOUNTS])
+    return sum(response["Item"]["balance"] for response in answer["Responses"])
+
+
+def test_the_notebooks_starting_total_is_caught_reading_half_a_transfer_naming_the_cause(lab, run):
+    if lab.kind != "embedded":
+        pytest.skip("only the lab server's explorer makes a transaction's items visible one at a time")
+    starting_total, = notebook_functions(NOTEBOOK, "total_balance")
+    report = check_total_balance(starting_total)
+    assert not report.passed and report.schedule == ("mover", "mover+0", "auditor", "mover+1")
+    assert report.message == (
+        "mover: TransactWriteItems -> auditor: BatchGetItem -> mover: TransactWriteItems makes {PK: 'ACCOUNT#B', SK: "
+        "'BALANCE'} visible: total_balance returned 170, but A, B and C hold 200 at every moment (a transfer only moves "
+        "money between them): it added up balances from before and after one (in 2 of the 8 orders in which mover and "
+        f"auditor's requests can reach DynamoDB). {READ_COMMITTED}")
+
+
+@pytest.mark.parametrize("wrong, found", [
+    (total_in_one_scan, f"(in 2 of the 8 orders in which mover and auditor's requests can reach DynamoDB). "
+                        f"{READ_COMMITTED}"),
+    (total_in_three_gets, "it added up balances from before and after one (in 10 of the 32 orders in which mover and "
+                          "auditor's requests can reach DynamoDB)"),
+    (total_in_one_transact_get, "a call raised TransactionCanceledException: Transaction cancelled, please refer "
+                                "cancellation reasons for specific reasons [TransactionConflict, TransactionConflict, "
+                                "None] (in 4 of the 8 orders in which mover and auditor's requests can reach DynamoDB). "
+                                "Why: a TransactionConflict means another transaction was using the item at that "
+                                "moment, not that a condition failed: retry a conflict"),
+])
+def test_a_total_that_is_not_one_retried_snapshot_is_caught(lab, wrong, found):
+    if lab.kind != "embedded":
+        pytest.skip("only the lab server's explorer makes a transaction's items visible one at a time")
+    report = check_total_balance(wrong)
+    assert not report.passed and found in report.message, report.message
+
+
+def test_the_notebooks_total_solution_passes_and_a_swallowed_missing_table_is_named(lab):
+    total_balance_solution, = notebook_functions(NOTEBOOK, "cancellation_codes", "total_balance_solution")[1:]
+    report = check_total_balance(total_balance_solution)
+    assert report.passed, report.message
+    if lab.kind == "embedded":
+        assert report.message.endswith("and in all 14 orders of the exhaustive stage")
+    hidden = check_total_balance(swallowing(total_balance_solution, answer=200))
+    assert not hidden.passed and hidden.message.startswith(hidden_missing_table("total_balance", answer=200))

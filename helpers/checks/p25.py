@@ -1,5 +1,12 @@
 """Checkers for notebook 25 (transactions)."""
+import random
+import time
+from decimal import Decimal
+
+from botocore.exceptions import ClientError
+
 from .. import explore
+from ..gate import is_conflict
 from ..tables import fresh_table
 from ..trace import tracing
 from . import CLIENT_NAMES, NOT_YET_ON_THE_MODEL, attack, explored
@@ -289,3 +296,63 @@ def check_change_seat(change_seat):
     return attack("change_seat", change_seat, fresh_seats, seat_changes, invariant, orders_of=two_for_one_seat,
                   explore_setup=reseating(), consistency=NOT_YET_ON_THE_MODEL)
 
+
+TOTAL = sum(OPENING.values())  # what A, B and C hold together: a transfer only moves money between them
+MOVES = (("A", "B", 30), ("B", "A", 20), ("A", "B", 10))
+
+
+def move(table, source, target, amount):
+    """The auditing checker's own transfer: one TransactWriteItems, sent again after a jittered backoff while it
+    meets another transaction; raises after 10 conflicts, having moved nothing."""
+    actions = [{"Update": {"TableName": table.name, "Key": key, "UpdateExpression": "SET balance = balance + :a",
+                           "ExpressionAttributeValues": {":a": change}}}
+               for key, change in ((account_key(source), -amount), (account_key(target), amount))]
+    for attempt in range(10):
+        try:
+            table.meta.client.transact_write_items(TransactItems=actions)
+            return "moved"
+        except ClientError as error:
+            if not is_conflict(error.response):
+                raise
+            time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
+    raise RuntimeError(f"the transfer of {amount} from {source} to {target} kept meeting other transactions")
+
+
+def audits(table, n):
+    """n calls, every other one an audit (the first is) and the rest transfers between A and B."""
+    return [("audit", table) if i % 2 == 0 else ("move", table, *MOVES[i // 2 % len(MOVES)]) for i in range(n)]
+
+
+def check_total_balance(total_balance):
+    """Attack total_balance(table), the sum of the balances of A, B and C: while a transfer moves money between A and
+    B, every total it returns is what the three hold at every moment."""
+    if not callable(total_balance):
+        raise TypeError(f"Pass your function itself (e.g. total_balance), not {total_balance!r}.")
+
+    def client(role, table, *transfer):
+        """The auditor calls total_balance; a mover makes a transfer of the checker's own."""
+        return total_balance(table) if role == "audit" else move(table, *transfer)
+
+    def invariant(table, log):
+        if raised(log):
+            return raised(log)
+        for (role, *_), total in zip(log["args"], log["result"]):
+            if role == "audit" and total != TOTAL:
+                return (f"total_balance returned {number_words(total)}, but A, B and C hold {TOTAL} at every moment "
+                        "(a transfer only moves money between them): it added up balances from before and after one")
+        return None
+
+    def quiet_total(table):
+        """One audit with nothing else running: it must add up every balance."""
+        total = total_balance(table)
+        return (None if total == TOTAL else
+                f"with no transfer running, total_balance returned {number_words(total)}, not {TOTAL}")
+
+    return attack("total_balance", client, fresh_accounts, audits, invariant,
+                  orders_of=lambda table: [("move", table, *MOVES[0]), ("audit", table)], probe=quiet_total,
+                  names=("mover", "auditor"))
+
+
+def number_words(value):
+    """A number as a learner writes it (170, not Decimal('170')); anything else as its repr."""
+    return str(value) if isinstance(value, (int, Decimal)) and not isinstance(value, bool) else repr(value)
