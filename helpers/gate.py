@@ -4,7 +4,8 @@ Its hooks sit on every boto3 client the lab builds (helpers.backend), and on any
 given (helpers.checks.install_gate). They do nothing outside a run: only a thread that run_at_once started carries a
 gate. On the lab server the gate also marks each first request as one of a group, which the server lets in only
 once the whole group has arrived (helpers/labserver/together.py): threads cannot send at one instant, the server can
-let their requests in at one.
+let their requests in at one. The gate also counts each call's answers that were transaction conflicts, so that a
+checker can tell a call that gave up on a conflict from one that failed.
 """
 import threading
 import time

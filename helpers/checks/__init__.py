@@ -287,7 +287,7 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
 
 
 def gave_up_words(gave_up):
-    """'; 3 gave up on a transaction conflict and raised, the rest held without them', or '' for none."""
+    """'; 3 calls gave up on a transaction conflict and raised, and it held without them', or '' for none."""
     if not gave_up:
         return ""
     calls = "call" if gave_up == 1 else "calls"
