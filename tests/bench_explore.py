@@ -1,6 +1,7 @@
 """`make bench`: the explorer's cost beside the same requests sent plainly, measured side by side in one run.
 
-Every order of 3 racy clients (GetItem then PutItem each: 90 orders) explored, against the same 90 orders
+Every order of 3 racy clients (GetItem then PutItem each: 90 orders, every read answered as if strongly consistent,
+so that each order is one run of six requests) explored, against the same 90 orders
 played on one thread with no explorer: each order's reset, its six requests in that order, and the check.
 The ratio is what the explorer's threads and holds cost on top of the requests themselves (goal: at most 1.2).
 Then the explorations of DynamoDB's consistency model (consistency="dynamodb"), timed alone (goal: 5 s each):
@@ -53,11 +54,11 @@ def main(repeats=REPEATS):
     """Time both ways, alternating, and print medians and their ratio."""
     table = fresh_table("p24-atomic-counters", connect(quiet=True))
     clients, reset, check = scenario(table)
-    schedules = list(explore(clients, reset, check)["schedule"])
+    schedules = list(explore(clients, reset, check, consistency="strong")["schedule"])
     explored, plain = [], []
     for _ in range(repeats):
         began = time.perf_counter()
-        orders = explore(clients, reset, check)
+        orders = explore(clients, reset, check, consistency="strong")
         explored.append(time.perf_counter() - began)
         began = time.perf_counter()
         with tracing(False):
