@@ -1,7 +1,12 @@
-"""Test support for the checker tests: functions taken straight from notebooks, and what a refusal is."""
+"""Test support for the checker tests: functions taken straight from notebooks, what a refusal is, and a transaction
+sent again on a conflict."""
 import ast
 import json
+import random
+import time
 from pathlib import Path
+
+from botocore.exceptions import ClientError
 
 from helpers.explore import parse_move
 
@@ -48,3 +53,20 @@ def broken_by_a_crash_alone(report):
     """True when an order of the report's exhaustive stage breaks with a client crash in it and no lost response."""
     return any(not order.ok and {parse_move(move)[2] for move in order.schedule if parse_move(move)[1] == "!"}
                == {"crash"} for order in report.orders.itertuples())
+
+
+def all_or_nothing(table, actions):
+    """One TransactWriteItems, sent again after a jittered backoff while it meets another transaction
+    (TransactionConflict); True if it was applied, False if a condition refused it; anything but a cancellation is
+    re-raised."""
+    for attempt in range(10):
+        try:
+            table.meta.client.transact_write_items(TransactItems=actions)
+            return True
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            if "TransactionConflict" not in [reason["Code"] for reason in error.response["CancellationReasons"]]:
+                return False
+            time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
+    raise RuntimeError("the transaction kept meeting other transactions")

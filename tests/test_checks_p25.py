@@ -1,13 +1,10 @@
 """The notebook 25 checkers pass all-or-nothing transactions and catch the half-done and double-counted ones."""
-import random
-import time
-
 import pytest
 from botocore.exceptions import ClientError
 
 from helpers.checks.p25 import (PROFILE, STOCK, account_key, booking_key, check_change_seat, check_place_order_once,
                                 check_total_balance, check_transfer, order_key, seat_key)
-from support import broken_by_a_crash_alone, notebook_functions, swallowing, hidden_missing_table
+from support import all_or_nothing, broken_by_a_crash_alone, notebook_functions, swallowing, hidden_missing_table
 
 pytestmark = pytest.mark.stress
 
@@ -28,20 +25,6 @@ def transfer_actions(table, source, target, amount, source_condition="balance >=
                         "UpdateExpression": "SET balance = balance + :a", "ConditionExpression": "#s = :open",
                         "ExpressionAttributeNames": {"#s": "status"},
                         "ExpressionAttributeValues": {":a": amount, ":open": "open"}}}]
-
-
-def all_or_nothing(table, actions):
-    """One TransactWriteItems, sent again after a jittered backoff while it meets another transaction; True if it
-    was applied, False if a condition refused it."""
-    for attempt in range(10):
-        try:
-            table.meta.client.transact_write_items(TransactItems=actions)
-            return True
-        except ClientError as error:
-            if "TransactionConflict" not in cancelled_reasons(error):
-                return False
-            time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
-    raise RuntimeError("the transaction kept meeting other transactions")
 
 
 def transfer(table, source, target, amount):

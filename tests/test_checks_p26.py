@@ -4,30 +4,15 @@ import random
 import time
 
 import pytest
-from boto3.dynamodb.conditions import Attr
 from botocore.exceptions import ClientError
 
 from helpers.checks.p26 import (check_change_user_email, check_claim_handle, check_sign_up_user, handle_key,
                                 phone_key, profile_key, sentinel_key)
-from support import notebook_functions, swallowing, hidden_missing_table
+from support import all_or_nothing, notebook_functions, swallowing, hidden_missing_table
 
 pytestmark = pytest.mark.stress
 
 NOTEBOOK = "26-unique-constraints.ipynb"
-
-
-def applied(table, actions):
-    """One transaction, sent again after a jittered backoff while it meets another one (TransactionConflict); True if
-    it was applied, False if a condition refused it; anything but a cancellation is re-raised."""
-    for attempt in range(10):
-        try:
-            table.meta.client.transact_write_items(TransactItems=actions)
-            return True
-        except ClientError as error:
-            if "TransactionConflict" not in reason_codes(error):
-                return False
-            time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
-    raise RuntimeError("the transaction kept meeting other transactions")
 
 
 def sign_up_actions(table, user_id, email, phone, fold_case=True):
@@ -152,7 +137,7 @@ def change_email(table, user_id, new_email, guards=("user_id = :me", "email = :o
         if condition:
             action["ConditionExpression"] = condition
             action["ExpressionAttributeValues"] = {**action.get("ExpressionAttributeValues", {}), **values}
-    return applied(table, [
+    return all_or_nothing(table, [
         {"Delete": release},
         {"Put": {"TableName": table.name, "Item": {**sentinel_key(new_email), "user_id": user_id},
                  "ConditionExpression": "attribute_not_exists(PK)"}},
@@ -264,7 +249,7 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
 def claim_handle(table, user_id, handle):
     """A correct claim: the sentinel and the profile's handle in one transaction, each conditioned, sent again on a
     conflict."""
-    return applied(table, [
+    return all_or_nothing(table, [
         {"Put": {"TableName": table.name, "Item": {**handle_key(handle), "user_id": user_id},
                  "ConditionExpression": "attribute_not_exists(PK)"}},
         {"Update": {"TableName": table.name, "Key": profile_key(user_id), "UpdateExpression": "SET handle = :h",
@@ -274,7 +259,7 @@ def claim_handle(table, user_id, handle):
 
 def claim_handle_without_the_profile_condition(table, user_id, handle):
     """Broken: one transaction, but nothing stops a user who already has a handle from taking a second."""
-    return applied(table, [
+    return all_or_nothing(table, [
         {"Put": {"TableName": table.name, "Item": {**handle_key(handle), "user_id": user_id},
                  "ConditionExpression": "attribute_not_exists(PK)"}},
         {"Update": {"TableName": table.name, "Key": profile_key(user_id), "UpdateExpression": "SET handle = :h",

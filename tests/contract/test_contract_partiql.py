@@ -20,7 +20,7 @@ def typed_key(key, name):
 @pytest.mark.parametrize("kind", sorted(VALUES))
 def test_a_parameter_of_each_type_is_inserted_matched_updated_and_deleted(unvalidated_client, table, key, kind):
     client, item, value = unvalidated_client, typed_key(key, kind), VALUES[kind]
-    where = f'WHERE PK = ? AND SK = ? AND v = ?'
+    where = 'WHERE PK = ? AND SK = ? AND v = ?'
     with tracing(False):
         client.execute_statement(Statement=f"INSERT INTO \"{table.name}\" VALUE {{'PK': ?, 'SK': ?, 'v': ?}}",
                                  Parameters=[item["PK"], item["SK"], value])
