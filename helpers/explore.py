@@ -15,7 +15,8 @@ each item of a transaction becomes visible. A step (a "move", as a schedule name
 - "alice": release alice's held request (a read gets the newest answer the model allows);
 - "alice~2": release alice's held read with its 2nd other answer (an older version of some item);
 - "alice+1": make item 1 of alice's ongoing transaction visible; the last one ends it and her call returns. A
-  BatchWriteItem's items become visible the same way, one at a time, though nothing conflicts with them.
+  BatchWriteItem's items become visible the same way, one at a time, though nothing conflicts with them: each put
+  or delete takes effect then, so another request's write to its item may land before it.
   DynamoDB publishes no bound on how long a transaction stays ongoing, but it is short, and with no bound at
   all any retry loop could be starved: here at most WINDOW (2) other requests reach DynamoDB meanwhile, enough
   for a conflict, a read of half the transaction, and a read on each side of one item becoming visible;

@@ -55,8 +55,8 @@ def model_outcomes(programs, items, transactional=()):
 
     A step is ("read", item, "eventual"|"strong"), ("write", item, function of the old value), or
     ("transact", [(item, function)]), ("batch", [items]) for a read-committed strongly consistent BatchGetItem,
-    ("batchwrite", [(item, function)]) for a BatchWriteItem whose items become visible one at a time without
-    conflicting: a later write naming one of them makes it visible first.
+    ("batchwrite", [(item, function)]) for a BatchWriteItem whose items take effect one at a time, when each becomes
+    visible, without conflicting: a write naming one of them before then lands first, and the batch's value after it.
     """
     found = set()
 
@@ -83,7 +83,7 @@ def model_outcomes(programs, items, transactional=()):
             for item in hidden:
                 revealed = clone(state)
                 revealed["ongoing"][number] = [other for other in hidden if other != item]
-                unseen = revealed["hidden"].pop(item)
+                unseen = revealed["hidden"].pop((number, item))
                 if unseen is not None:
                     revealed["items"][item].append(unseen[0])
                     revealed["written"][item].append(unseen[1])
@@ -133,10 +133,6 @@ def model_outcomes(programs, items, transactional=()):
             return [(state, history[version]) for version in set(copies) if version >= seen_by_all]
         locked = {item for number, hidden in state["ongoing"].items() if number not in state["batches"]
                   for item in hidden}
-        if kind in ("write", "transact", "batchwrite"):
-            named = {step[1]} if kind == "write" else {item for item, _ in step[1]}
-            if named & unseen_batch_items(state):
-                return perform(publish(state, named), step, place)
         if kind == "write":
             _, item, function = step
             if item in locked:
@@ -159,26 +155,11 @@ def model_outcomes(programs, items, transactional=()):
         if kind == "batchwrite":
             new["batches"].add(number)
         for item, function in writes:
-            new["hidden"][item] = (function(new["items"][item][-1]), state["step"])
+            new["hidden"][(number, item)] = (function(new["items"][item][-1]), state["step"])
         new["ongoing"][number] = [item for item, _ in writes]
         new["owner"][number] = place
         new["others"][number] = 0
         return [(new, "ongoing")]
-
-    def unseen_batch_items(state):
-        """The items of ongoing batches not yet visible."""
-        return {item for number in state["batches"] for item in state["ongoing"].get(number, ())
-                if state["hidden"].get(item) is not None}
-
-    def publish(state, named):
-        """The state after every item of an ongoing batch among `named` became visible (its later reveal: no-op)."""
-        new = clone(state)
-        for item in unseen_batch_items(state) & named:
-            value, step = new["hidden"][item]
-            new["hidden"][item] = None
-            new["items"][item].append(value)
-            new["written"][item].append(step)
-        return new
 
     initial = {"items": {item: [value] for item, value in items.items()},
                "followers": {item: [0, 0] for item in items}, "ongoing": {}, "hidden": {}, "owner": {}, "others": {},
@@ -471,7 +452,28 @@ def test_a_batch_write_is_seen_in_part_even_by_transact_get_and_conflicts_with_n
         assert {reader for _, reader in expected} == {(100, 100), (90, 100), (100, 110), (90, 110)}
 
 
-def test_a_write_to_an_item_of_an_ongoing_batch_lands_after_the_batch_s_write(lab, table):
+def test_two_batch_writes_interleave_item_by_item_a_dirty_write(lab, table):
+    def batch(value):
+        def send():
+            lab.client.batch_write_item(RequestItems={TABLE: [{"PutRequest": {"Item": {**key, "balance": value}}}
+                                                              for key in (A, B)]})
+            return "OK"
+        return send
+    finals = []
+
+    def final_state(_):
+        finals.append((balance(table, A, consistent=True), balance(table, B, consistent=True)))
+        return True
+    orders = explore({"alice": batch(1), "bob": batch(2)}, start(table, a=100, b=100), final_state,
+                     consistency="dynamodb")
+    assert set(finals) == {(1, 1), (2, 2), (1, 2), (2, 1)}, "each item's two puts land in either order"
+    assert len(orders) == len(finals)
+    assert outcomes(orders, "alice", "bob") == model_outcomes(
+        [lambda: (yield ("batchwrite", [("a", lambda _: 1), ("b", lambda _: 1)])) or "OK",
+         lambda: (yield ("batchwrite", [("a", lambda _: 2), ("b", lambda _: 2)])) or "OK"], {"a": 100, "b": 100})
+
+
+def test_a_write_to_an_item_of_an_ongoing_batch_lands_before_or_after_the_batch_s_write(lab, table):
     def withdraw():
         table.update_item(Key=B, UpdateExpression="SET balance = balance - :a", ExpressionAttributeValues={":a": 5})
         return balance(table, B, consistent=True)

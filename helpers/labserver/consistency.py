@@ -27,11 +27,13 @@ What it implements, and the sentences it implements:
   the item's last visible version. BatchGetItem, Query and Scan are read-committed: "If a transactional write
   updates an item in the middle of a BatchGetItem, Query, or Scan operation, the subsequent part of the read
   operation returns the newly committed value", so each item is read as it is at that moment.
-- BatchWriteItem. "There is no serializable isolation between the transaction and the BatchWriteItem operation as
-  a unit" (Developer Guide, "Isolation levels for DynamoDB transactions"): explored, a batch's puts and deletes
-  become visible one at a time, in any order, as its own writes, while nothing conflicts with them. The lab applies
-  the whole batch when the request arrives, so a request that writes or checks an item of the batch not yet
-  visible makes it visible first: two batches never interleave item by item, which DynamoDB does not promise.
+- BatchWriteItem. "The individual PutItem and DeleteItem operations specified in BatchWriteItem are atomic; however
+  BatchWriteItem as a whole is not" (API reference), and "there is no serializable isolation between the
+  transaction and the BatchWriteItem operation as a unit" (Developer Guide, "Isolation levels for DynamoDB
+  transactions"). Explored, each of a batch's puts and deletes takes effect when it becomes visible, one at a time,
+  in any order, while nothing conflicts with them: another request that writes or checks one of its items before
+  then meets the item as it was, and the batch's put or delete lands after it. So two batches may interleave item by
+  item (x as one left it, y as the other: a dirty write). Sampled, a batch is applied whole when it arrives.
 - Indexes. "All reads from GSIs and streams are eventually consistent." Each global secondary index has a copy
   of its own that trails the table the same way; an index read shows, for each item, a version no older than the
   one that index last showed.
@@ -145,6 +147,10 @@ class Model:
 
     def settle(self):
         """Every copy takes every write, every ongoing transaction ends: the copies agree again."""
+        for transaction in self.transactions.values():
+            if transaction["batch"]:
+                for place in transaction["hidden"]:
+                    self.land(self.histories[transaction["items"][place]], transaction["versions"][place])
         self.histories.clear()
         self.locked.clear()
         self.batched.clear()
@@ -201,7 +207,6 @@ class Model:
             if refused is not None:
                 return refused, None
             if target in WRITES or target == "TransactWriteItems":
-                self.publish_batched(target, params)
                 return self.write(target, params, headers, apply, now)
             reads = read_views(target, params)
             if not reads:
@@ -240,11 +245,13 @@ class Model:
                 if key is not None:
                     self.histories[identity] = History(name, key, key_label(table, key),
                                                        copy.deepcopy(table.get_item(*key)))
+        batch = bool(named) and target == "BatchWriteItem" and self.mode == "explore" and bool(headers.get(HOLD_HEADER))
+        before = {identity: copy.deepcopy(find_table(name).get_item(*self.histories[identity].key))
+                  for name, _, identity in named if batch and identity in self.histories}
         answer = apply()
         if answer[0] != 200:
             return answer, None
         writer = headers.get(STEP_HEADER) or target
-        batch = bool(named) and target == "BatchWriteItem" and self.mode == "explore" and bool(headers.get(HOLD_HEADER))
         transaction = batch or bool(named) and target == "TransactWriteItems" and (
             self.transaction_window or (self.mode == "explore" and headers.get(HOLD_HEADER)))
         reveals = self.reveal_times(len(named), now) if transaction else [ALWAYS] * len(named)
@@ -256,7 +263,16 @@ class Model:
                                self.ready_times(table, reveal, now), self.step)
         if not transaction:
             return answer, None
+        if batch:
+            self.withhold(before)
         return self.begin_transaction([identity for _, _, identity in named], answer, now, batch)
+
+    def withhold(self, before):
+        """An explored batch takes effect item by item: until each is visible, the leader holds the item as it was
+        (`before`: item -> its image before the batch)."""
+        for identity, image in before.items():
+            history = self.histories[identity]
+            store(find_table(history.table), history.key, image)
 
     def reveal_times(self, count, now):
         """When each of a transaction's items becomes visible: never (explored), or spread evenly across the window
@@ -291,6 +307,7 @@ class Model:
         until = NEVER if self.mode == "explore" else max(self.histories[identity].ready[-1][LEADER]
                                                          for identity in identities)
         self.transactions[number] = {"items": identities, "until": until, "hidden": set(range(len(identities))),
+                                     "batch": batch,
                                      "versions": [len(self.histories[identity].images) - 1 for identity in identities]}
         for identity in identities:
             (self.batched if batch else self.locked)[identity] = number
@@ -301,26 +318,33 @@ class Model:
             return (status, out_headers, body), None
         return answer, until
 
-    def publish_batched(self, target, params):
-        """Make visible every item of an ongoing batch that this write names: the batch wrote it first."""
-        if not self.batched:
-            return
-        named = written_keys(target, params) + checked_keys(target, params)
-        for identity in {item_id(*pair) for pair in named} & set(self.batched):
-            batch = self.transactions[self.batched[identity]]
-            self.histories[identity].ready[batch["versions"][batch["items"].index(identity)]][LEADER] = ALWAYS
-
     def reveal(self, number, place):
         """Explored: make item `place` of ongoing transaction `number` visible; the last one ends it."""
         transaction = self.transactions.get(number)
         if transaction is None or not 0 <= place < len(transaction["items"]):
             raise ChoiceError(f"No ongoing transaction {number} with an item {place}")
         history = self.histories[transaction["items"][place]]
-        history.ready[transaction["versions"][place]][LEADER] = ALWAYS
+        version = transaction["versions"][place]
+        if transaction["batch"]:
+            self.land(history, version)
+        else:
+            history.ready[version][LEADER] = ALWAYS
         transaction["hidden"].discard(place)
         if not transaction["hidden"]:
             self.end_transaction(number)
         return {"ongoing": number in self.transactions}
+
+    def land(self, history, version):
+        """A batch's put or delete of one item takes effect now: on top of any write the item took meanwhile, as a
+        version of its own (the one withheld is then never shown)."""
+        table = find_table(history.table)
+        image = history.images[version]
+        if version == len(history.images) - 1:
+            history.ready[version][LEADER] = ALWAYS
+        else:
+            history.append(copy.deepcopy(image), history.writers[version], self.ready_times(table, ALWAYS, 0),
+                           history.steps[version])
+        store(table, history.key, image)
 
     def read(self, target, params, headers, reads, apply, now):
         """Answer a read from the copies its consistency allows: chosen (explored) or a random copy (sampled)."""
@@ -372,8 +396,9 @@ class Model:
             return [leader]
         oldest = (min(history.position(name, now) for name in FOLLOWERS) if copy_name == "any"
                   else history.position(copy_name, now))
-        seen_by_all = max(i for i in range(leader + 1) if history.steps[i] < self.step - STALE_STEPS)
-        return list(range(leader, max(oldest, seen_by_all) - 1, -1))
+        shown = [i for i in range(leader + 1) if history.ready[i].get(LEADER, ALWAYS) <= now]
+        seen_by_all = max(i for i in shown if history.steps[i] < self.step - STALE_STEPS)
+        return [i for i in reversed(shown) if i >= max(oldest, seen_by_all)]
 
     def choices(self, target, params, apply):
         """Explored: the distinct answers this read may get now, each with the versions that give it (oldest
@@ -413,7 +438,9 @@ class Model:
         for identity, version in versions.items():
             history = self.histories[identity]
             if version < history.position(LEADER, now):
-                client, _, operation = history.writers[version + 1].rpartition(": ")
+                missed = next(i for i in range(version + 1, len(history.images))
+                              if history.ready[i].get(LEADER, ALWAYS) <= now)
+                client, _, operation = history.writers[missed].rpartition(": ")
                 writer = f"{client}'s {operation}" if client else operation
                 stale.append(f"{history.label} without {writer}")
         return "stale: " + "; ".join(stale) if stale else "latest"
@@ -513,6 +540,11 @@ def key_label(table, key):
     parts = [f"{name}: {value.value!r}" if value.type == "S" else f"{name}: {value.value}"
              for name, value in zip(names, key) if value is not None]
     return "{" + ", ".join(parts) + "}"
+
+
+def store(table, key, image):
+    """Hold `image` (None: no item) under `key` in the table itself, as the leader's item."""
+    table.items = as_of(table, {key: image})
 
 
 def as_of(table, images):
