@@ -5,7 +5,8 @@ stale_reads=0.5        each item's two follower copies take each write 0.5 s lat
                        write), and an eventually consistent read (the default) is answered by a random copy
 gsi_lag=0.5            Query/Scan on a GSI sees base-table writes 0.5 s late (or a [low, high] range per write)
 transaction_window=0.2 a TransactWriteItems stays ongoing 0.2 s, its items becoming visible across the window:
-                       meanwhile a write to one of them gets TransactionConflictException
+                       meanwhile a write to one of them gets TransactionConflictException; a BatchWriteItem's puts
+                       and deletes take effect one at a time across it, and a write between lands first
 lose_response="PutItem" the next PutItem is applied, then its response is lost, so the SDK retries it
                         (lose_count=N: the next N; lose_matching="text": only requests whose body contains it)
 transaction_conflict=1  the next TransactWriteItems is cancelled with reason TransactionConflict and nothing is

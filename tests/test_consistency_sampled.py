@@ -173,6 +173,28 @@ def test_a_transaction_s_items_become_visible_one_at_a_time_across_its_window(la
     assert {200} < seen <= {190, 200, 210}, "a BatchGetItem is read-committed: it can see half a transfer"
 
 
+def test_a_batch_write_takes_effect_item_by_item_across_the_window_and_a_write_between_lands_first(lab, table):
+    for key in (A, B):
+        table.put_item(Item={**key, "balance": 100})
+    set_knobs(lab, quiet=True, transaction_window=1.5)  # its two puts take effect at 0.75 s and 1.5 s, in either order
+    batch = threading.Thread(target=lambda: lab.client.batch_write_item(RequestItems={TABLE: [
+        {"PutRequest": {"Item": {**key, "balance": 1}}} for key in (A, B)]}))
+    batch.start()
+    time.sleep(0.3)
+    assert [balance(table, key) for key in (A, B)] == [100, 100], "neither put has taken effect yet"
+    table.put_item(Item={**A, "balance": 2})
+    conditional = lab.client.transact_write_items(TransactItems=[{"ConditionCheck": {
+        "TableName": TABLE, "Key": B, "ConditionExpression": "balance = :b", "ExpressionAttributeValues": {":b": 100}}}])
+    assert conditional["ResponseMetadata"]["HTTPStatusCode"] == 200, "a condition meets the item as it was"
+    batch.join()
+    assert [balance(table, key) for key in (A, B)] == [1, 1], "the batch's put landed after the write between"
+
+
+def balance(table, key):
+    """One account's balance, read strongly."""
+    return table.get_item(Key=key, ConsistentRead=True)["Item"]["balance"]
+
+
 def test_an_index_trails_its_table_by_gsi_lag(lab):
     table = fresh_table("p28-gsi-consistency", lab)
     set_knobs(lab, quiet=True, gsi_lag=5, stale_reads=5)

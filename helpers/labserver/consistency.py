@@ -33,7 +33,8 @@ What it implements, and the sentences it implements:
   transactions"). Explored, each of a batch's puts and deletes takes effect when it becomes visible, one at a time,
   in any order, while nothing conflicts with them: another request that writes or checks one of its items before
   then meets the item as it was, and the batch's put or delete lands after it. So two batches may interleave item by
-  item (x as one left it, y as the other: a dirty write). Sampled, a batch is applied whole when it arrives.
+  item (x as one left it, y as the other: a dirty write). Sampled, with transaction_window on, each of them takes
+  effect at its own moment across the window, and the answer waits for the last, as for a transaction.
 - Indexes. "All reads from GSIs and streams are eventually consistent." Each global secondary index has a copy
   of its own that trails the table the same way; an index read shows, for each item, a version no older than the
   one that index last showed.
@@ -147,8 +148,10 @@ class Model:
 
     def settle(self):
         """Every copy takes every write, every ongoing transaction ends: the copies agree again."""
-        for transaction in self.transactions.values():
-            if transaction["batch"]:
+        for number, transaction in list(self.transactions.items()):
+            if "landing" in transaction:
+                self.end_transaction(number)
+            elif transaction["batch"]:
                 for place in transaction["hidden"]:
                     self.land(self.histories[transaction["items"][place]], transaction["versions"][place])
         self.histories.clear()
@@ -179,8 +182,11 @@ class Model:
             del self.histories[item_id]
 
     def sweep(self, now):
-        """End transactions whose window has passed; forget items every copy has caught up with."""
+        """Land sampled batches' due writes; end transactions whose window has passed; forget items every copy has
+        caught up with."""
         for number, transaction in list(self.transactions.items()):
+            if "landing" in transaction:
+                self.land_due(transaction, now)
             if transaction["until"] <= now:
                 self.end_transaction(number)
         for item_id in [item_id for item_id, history in self.histories.items()
@@ -191,7 +197,9 @@ class Model:
                 history.compact(now)
 
     def end_transaction(self, number):
-        """The transaction is no longer ongoing: its items can be written again."""
+        """The transaction is no longer ongoing: its items can be written again (a sampled batch's last writes land)."""
+        if "landing" in self.transactions[number]:
+            self.land_due(self.transactions[number], time.monotonic(), every=True)
         for item_id in self.transactions.pop(number)["items"]:
             self.locked.pop(item_id, None)
             self.batched.pop(item_id, None)
@@ -245,13 +253,16 @@ class Model:
                 if key is not None:
                     self.histories[identity] = History(name, key, key_label(table, key),
                                                        copy.deepcopy(table.get_item(*key)))
-        batch = bool(named) and target == "BatchWriteItem" and self.mode == "explore" and bool(headers.get(HOLD_HEADER))
+        batch = bool(named) and target == "BatchWriteItem" and (
+            bool(headers.get(HOLD_HEADER)) if self.mode == "explore" else bool(self.transaction_window))
         before = {identity: copy.deepcopy(find_table(name).get_item(*self.histories[identity].key))
                   for name, _, identity in named if batch and identity in self.histories}
         answer = apply()
         if answer[0] != 200:
             return answer, None
         writer = headers.get(STEP_HEADER) or target
+        if batch and self.mode == "sampled":
+            return self.begin_sampled_batch(named, before, writer, now, answer)
         transaction = batch or bool(named) and target == "TransactWriteItems" and (
             self.transaction_window or (self.mode == "explore" and headers.get(HOLD_HEADER)))
         reveals = self.reveal_times(len(named), now) if transaction else [ALWAYS] * len(named)
@@ -266,6 +277,36 @@ class Model:
         if batch:
             self.withhold(before)
         return self.begin_transaction([identity for _, _, identity in named], answer, now, batch)
+
+    def begin_sampled_batch(self, named, before, writer, now, answer):
+        """Sampled: each of a batch's puts and deletes takes effect at its own moment across the transaction window
+        (`sweep` lands it), and the answer waits for the last; until then the leader holds the item as it was."""
+        tracked = [(find_table(name), identity) for name, _, identity in named if identity in before]
+        moments = self.reveal_times(len(tracked), now)
+        landing = {identity: (copy.deepcopy(table.get_item(*self.histories[identity].key)), writer,
+                              self.ready_times(table, moment, now))
+                   for (table, identity), moment in zip(tracked, moments)}
+        self.withhold(before)
+        number = self.next_transaction
+        self.next_transaction += 1
+        until = max(moments, default=now)
+        self.transactions[number] = {"items": list(landing), "until": until, "hidden": set(), "batch": True,
+                                     "landing": landing}
+        for identity in landing:
+            self.batched[identity] = number
+        return answer, until
+
+    def land_due(self, transaction, now, every=False):
+        """Sampled: the batch's puts and deletes whose moment has come (`every`: all of them, now at the latest) take
+        effect, in the order of their moments, each copy taking them when it was to when the batch arrived."""
+        due = sorted((ready[LEADER], identity) for identity, (_, _, ready) in transaction["landing"].items()
+                     if every or ready[LEADER] <= now)
+        for moment, identity in due:
+            image, writer, ready = transaction["landing"].pop(identity)
+            history = self.histories.get(identity)
+            if history is not None:
+                history.append(image, writer, {**ready, LEADER: min(moment, now)}, self.step)
+                store(find_table(history.table), history.key, image)
 
     def withhold(self, before):
         """An explored batch takes effect item by item: until each is visible, the leader holds the item as it was

@@ -5,7 +5,8 @@
   consistent read (DynamoDB's default) is answered by a random copy: the leader or a follower (consistency.py).
 - gsi_lag: each global secondary index's copy takes each write that many seconds late.
 - transaction_window: a TransactWriteItems stays ongoing that long, its items becoming visible across the window,
-  so concurrent requests on its items meet TransactionConflictException or a TransactionConflict cancellation.
+  so concurrent requests on its items meet TransactionConflictException or a TransactionConflict cancellation; a
+  BatchWriteItem's puts and deletes take effect one at a time across it (the batch is not a unit).
 - lose_response: a matching request is applied, then its connection is dropped before the response, so the
   SDK retries it exactly as it would after a network failure in production.
 - transaction_conflict: the next N TransactWriteItems (those whose body holds conflict_matching, if given) are
