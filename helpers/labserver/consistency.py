@@ -309,7 +309,7 @@ class Model:
                 store(find_table(history.table), history.key, image)
 
     def withhold(self, before):
-        """An explored batch takes effect item by item: until each is visible, the leader holds the item as it was
+        """A batch takes effect item by item: until each put or delete does, the leader holds the item as it was
         (`before`: item -> its image before the batch)."""
         for identity, image in before.items():
             history = self.histories[identity]
