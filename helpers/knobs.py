@@ -25,7 +25,6 @@ from . import labhttp
 from .trace import TRACER
 
 PATH = "/lab/knobs"
-CONSISTENCY_PATH = "/lab/consistency"
 
 
 class KnobsUnavailable(RuntimeError):
@@ -53,12 +52,6 @@ def as_weak_as_dynamodb(lab, on=True, quiet=False):
     a GSI within 1 second") and a transaction ongoing 10-50 ms."""
     values = AS_WEAK_AS_DYNAMODB if on else dict.fromkeys(CONSISTENCY_KNOBS)
     return set_knobs(lab, quiet=quiet, **values)
-
-
-def settle_copies(lab):
-    """Every copy takes every write now, as if the items had been there a while (nothing to do off the lab server)."""
-    if lab.kind == "embedded":
-        call(lab, "POST", {"settle": True}, path=CONSISTENCY_PATH)
 
 
 def reset_knobs(lab, quiet=False):

@@ -120,7 +120,9 @@ def check_open_orders(open_orders):
         return open_orders(table)
 
     def calls(table, n):
-        """n calls, call i closing O-i; O-1..O-(n+1) are seeded now that n is known, then the index lags."""
+        """n calls, call i closing O-i; O-1..O-(n+1) are seeded now that n is known (the index instant), then the
+        index lags."""
+        lag(None)
         seed_orders(table, n + 1)
         lag(LAG)
         return [(table, i) for i in range(1, n + 1)]
@@ -304,6 +306,7 @@ def check_assign_ticket(assign_ticket):
 
     def seed(table, n):
         """n open tickets, written while the index is instant so that every query lists them; the table."""
+        lag(None)
         with table.batch_writer() as batch:
             for i in range(1, n + 1):
                 batch.put_item(Item=ticket(i))
