@@ -5,7 +5,7 @@ from botocore.exceptions import ClientError
 
 from helpers.checks.p28 import check_assign_ticket, check_open_orders, check_set_display_name
 from helpers.knobs import get_knobs
-from support import hidden_missing_table, notebook_functions, refused, swallowing
+from support import all_or_nothing, hidden_missing_table, notebook_functions, refused, swallowing
 
 NOTEBOOK = "28-gsi-eventual-consistency.ipynb"
 
@@ -150,34 +150,23 @@ def current_name(table, user_id):
     return table.get_item(Key={"PK": f"USER#{user_id}", "SK": "PROFILE"}, ConsistentRead=True)["Item"]["name"]
 
 
-def in_one_transaction(table, actions):
-    """True if the transaction went through, False if it was cancelled."""
-    try:
-        table.meta.client.transact_write_items(TransactItems=actions)
-        return True
-    except ClientError as error:
-        if error.response["Error"]["Code"] != "TransactionCanceledException":
-            raise
-        return False
-
-
 def named_without_releasing(table, user_id, name):
     """Broken: reserves the new name but never deletes the old one's sentinel."""
     old = current_name(table, user_id)
-    return old == name or in_one_transaction(table, [rename(table, user_id, name, old), reserve(table, user_id, name)])
+    return old == name or all_or_nothing(table, [rename(table, user_id, name, old), reserve(table, user_id, name)])
 
 
 def named_without_asking_if_it_is_mine(table, user_id, name):
     """Broken: asking for one's own name puts and deletes the same sentinel in one transaction."""
     old = current_name(table, user_id)
-    return in_one_transaction(table, [rename(table, user_id, name, old), reserve(table, user_id, name),
+    return all_or_nothing(table, [rename(table, user_id, name, old), reserve(table, user_id, name),
                                       release(table, old)])
 
 
 def named_with_a_condition_on_the_wrong_attribute(table, user_id, name):
     """Broken: attribute_not_exists(GSI1PK) on the sentinel, which never has one: every Put goes through."""
     old = current_name(table, user_id)
-    return old == name or in_one_transaction(table, [rename(table, user_id, name, old),
+    return old == name or all_or_nothing(table, [rename(table, user_id, name, old),
                                                      reserve(table, user_id, name, "attribute_not_exists(GSI1PK)"),
                                                      release(table, old)])
 
