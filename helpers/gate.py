@@ -4,8 +4,8 @@ Its hooks sit on every boto3 client the lab builds (helpers.backend), and on any
 given (helpers.checks.install_gate). They do nothing outside a run: only a thread that run_at_once started carries a
 gate. On the lab server the gate also marks each first request as one of a group, which the server lets in only
 once the whole group has arrived (helpers/labserver/together.py): threads cannot send at one instant, the server can
-let their requests in at one. The gate also counts each call's answers that were transaction conflicts, so that a
-checker can tell a call that gave up on a conflict from one that failed.
+let their requests in at one. The gate also notes whether each call's last answer was a transaction conflict, so
+that a checker can tell a call that gave up on a conflict from one that failed.
 """
 import threading
 import time
@@ -29,7 +29,7 @@ class Gate:
         self.waiting = n
         self.open = threading.Event()
         self.arrived, self.sent, self.answered, self.let_in = set(), {}, {}, {}
-        self.conflicts, self.last_was_conflict = {}, {}
+        self.last_was_conflict = {}
         self.together_at, self.group, self.holding = together_at, uuid.uuid4().hex, 0
 
     def arrive(self, call):
@@ -56,11 +56,9 @@ class Gate:
         self.sent[call] = time.perf_counter()
 
     def answer(self, call, response):
-        """After an answer: count it if it was a transaction conflict; note when `call`'s first request was answered,
+        """After an answer: note whether it was a transaction conflict, when `call`'s first request was answered,
         and when the lab server let it in."""
-        conflict = response is not None and is_conflict(response[1])
-        self.conflicts[call] = self.conflicts.get(call, 0) + conflict
-        self.last_was_conflict[call] = conflict
+        self.last_was_conflict[call] = response is not None and is_conflict(response[1])
         if call in self.answered:
             return
         self.answered[call] = time.perf_counter()

@@ -104,7 +104,7 @@ def test_a_call_that_gives_up_on_a_conflict_in_the_stress_stage_is_judged_as_not
     assert report.passed, report.message
     assert report.message.startswith("held in 2 runs of up to 5 concurrent calls (7 calls in all; 5 calls gave up on a "
                                      "transaction conflict and raised, and it held without them)")
-    assert list(report.log["gave_up"]).count(True) == 4 and report.log["conflicts"].sum() == 4
+    assert list(report.log["gave_up"]).count(True) == 4
 
 
 def test_a_function_that_never_retries_a_conflict_is_caught_in_the_exhaustive_stage(lab):

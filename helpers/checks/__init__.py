@@ -164,7 +164,8 @@ def strong_words(consistency):
     return STRONG if consistency == "strong" else ""
 
 
-def explored(exercise, learner, setup, arguments, invariant, max_orders, consistency, faults, names):
+def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES,
+             consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES):
     """(a failing Report for the plainest order that breaks, or None; every order explored) of one exploration."""
     with tracing(False):
         scenario = Scenario(learner, setup, arguments, invariant, names)
@@ -364,10 +365,9 @@ def run_at_once(learner, arguments):
     """Call learner(*args) for every args on its own thread, their first requests released together; return a log.
 
     The log has a row per call: its args, result, error (in words), and in ms since the threads were started:
-    start_ms and end_ms of the call, sent_ms and answered_ms of its first request (NaN if it sent none); conflicts,
-    how many of its requests DynamoDB answered with a transaction conflict, and gave_up, True if it raised right after
-    one (it gave up on a conflict). On the lab server, which lets the first requests in together, let_in_ms is when it
-    did, in ms since it let in the first.
+    start_ms and end_ms of the call, sent_ms and answered_ms of its first request (NaN if it sent none); gave_up, True
+    if it raised right after DynamoDB answered it with a transaction conflict. On the lab server, which lets the first
+    requests in together, let_in_ms is when it did, in ms since it let in the first.
     """
     install_gate(arguments)
     lab = connect(quiet=True)
@@ -392,7 +392,6 @@ def run_at_once(learner, arguments):
         rows[i] = {"call": i, "args": args, "result": result, "error": error, "crashed": False,
                    "start_ms": since(began), "end_ms": since(time.perf_counter()),
                    "sent_ms": since(gate.sent.get(i)), "answered_ms": since(gate.answered.get(i)),
-                   "conflicts": gate.conflicts.get(i, 0),
                    "gave_up": error is not None and gate.last_was_conflict.get(i, False)}
 
     threads = [threading.Thread(target=one, args=(i, args)) for i, args in enumerate(arguments)]

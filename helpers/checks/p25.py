@@ -5,11 +5,10 @@ from decimal import Decimal
 
 from botocore.exceptions import ClientError
 
-from .. import explore
 from ..gate import is_conflict
 from ..tables import fresh_table
 from ..trace import tracing
-from . import CLIENT_NAMES, NOT_YET_ON_THE_MODEL, attack, explored
+from . import NOT_YET_ON_THE_MODEL, attack, explored
 
 TABLE = "p25-transactions"
 OPENING = {"A": 100, "B": 100, "C": 0}
@@ -108,8 +107,7 @@ def check_transfer(transfer):
             return f"the transfer of {amount} from {source} to {target} returned False, though it fits in either order"
         return invariant(table, log)
 
-    both, orders = explored("transfer", transfer, fresh_accounts, two_that_both_fit, both_went_through,
-                            explore.MAX_SCHEDULES, explore.DEFAULT_CONSISTENCY, (), CLIENT_NAMES)
+    both, orders = explored("transfer", transfer, fresh_accounts, two_that_both_fit, both_went_through)
     if both:
         return both
     report = attack("transfer", transfer, fresh_accounts, transfers, invariant, orders_of=two_transfers_from_a,
