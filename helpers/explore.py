@@ -554,25 +554,34 @@ def working(clients):
         workers.close()
 
 
-def start_state(reset, server):
-    """reset(), then every copy agrees on the state it made."""
+def start_state(reset, server, client):
+    """reset(), then every copy agrees on the state it made, and the SDK client has a fresh client's retry quota."""
     reset()
+    refill_retry_quota(client)
     if server is not None:
         server.post({"settle": True})
 
 
-def run_schedule(clients, reset, prefix, timeout, workers, server=None, faults=(), lab=None):
+def refill_retry_quota(client):
+    """Fill the client's retry quota: botocore's standard retry mode spends it on retries that end in an error and
+    stops retrying once it runs out, so a lost response's retry would otherwise depend on the orders run before."""
+    handler = client.meta.events._emitter._unique_id_handlers["retry-config-dynamodb"]["handler"]
+    retry_quota = handler.__self__._retry_quota._quota
+    retry_quota.release(retry_quota.INITIAL_CAPACITY)
+
+
+def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, faults=()):
     """Run one schedule: follow `prefix`, then always the first move possible; return (run, choices).
 
-    With `lab`, run.cost is (write units, of which on refused writes) the clients' requests cost, as the lab server
-    billed them (None elsewhere).
+    run.cost is (write units, of which on refused writes) the clients' requests cost, as the lab server billed them
+    (None elsewhere).
 
     prefix and choices are lists of (move chosen, moves that were possible); along the prefix the same
     moves must be possible as when it was first run, or the scenario does not repeat itself. Choosing a read
     is two decisions: which client, then (asked of the server only then) which of the read's answers.
     """
-    start_state(reset, server)
-    run = Run(clients, timeout, server, faults, metered=lab is not None and lab.kind == "embedded")
+    start_state(reset, server, lab.client)
+    run = Run(clients, timeout, server, faults, metered=lab.kind == "embedded")
     choices = []
     try:
         run.start(workers)
@@ -660,7 +669,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
-            run, choices = run_schedule(clients, reset, prefix, timeout, workers, server, faults, lab)
+            run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults)
             first = first or run
             results = {name: run.results[name] for name in clients}
             rows.append({"schedule": tuple(run.taken),
@@ -748,7 +757,7 @@ class Stepper:
         with trace.tracing(False):
             if self.server is not None:
                 self.server.explore()
-            start_state(self.reset_state, self.server)
+            start_state(self.reset_state, self.server, self.lab.client)
             self.run = Run(self.clients, self.timeout, self.server, self.faults)
             try:
                 self.run.start(self.workers)

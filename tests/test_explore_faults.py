@@ -72,6 +72,17 @@ def test_a_lost_response_makes_the_sdk_apply_an_add_twice_and_a_conditional_crea
     assert [describe(result["ana"]) for result in created["results"]] == ["None", "ConditionalCheckFailedException"]
 
 
+def test_every_order_starts_with_a_fresh_clients_retry_quota_however_many_retries_failed_before(lab, table):
+    def create():
+        table.put_item(Item=SENTINEL, ConditionExpression="attribute_not_exists(PK)")
+    # botocore spends 14 of its 500 on each retry that ends in an error and gives 1 back for each plain success
+    # (here the reset's and ana's), and stops retrying once the quota is spent: 11 a time, spent after 46 explorations
+    for _ in range(60):
+        created = explore({"ana": create}, lambda: table.delete_item(Key=SENTINEL), lambda _: True,
+                          faults=("lost_response",))
+    assert [describe(result["ana"]) for result in created["results"]] == ["None", "ConditionalCheckFailedException"]
+
+
 def test_faults_are_named_and_checked(table):
     with pytest.raises(ValueError, match="faults must be a tuple of 'lost_response', 'crash'"):
         explore({"ana": lambda: None}, lambda: None, lambda _: True, faults="crash")
