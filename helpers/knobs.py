@@ -41,8 +41,8 @@ def set_knobs(lab, quiet=False, **values):
 
 AS_WEAK_AS_DYNAMODB = {"stale_reads": [0.01, 0.1], "gsi_lag": [0.1, 1.0], "transaction_window": [0.01, 0.05]}
 CONSISTENCY_KNOBS = tuple(AS_WEAK_AS_DYNAMODB)
-STRONGER = {"stale_reads": "default reads are never stale", "transaction_window": "transactions never conflict",
-            "gsi_lag": "indexes never lag"}
+STRONGER = {"stale_reads": "default reads are never stale",
+            "transaction_window": "transactions never conflict, batch writes land whole", "gsi_lag": "indexes never lag"}
 
 
 def as_weak_as_dynamodb(lab, on=True, quiet=False):

@@ -56,7 +56,7 @@ def test_the_banner_says_which_knobs_are_on(lab):
     assert "knobs" not in lab.banner
     set_knobs(lab, quiet=True, gsi_lag=LAG, lose_response="PutItem")
     assert lab.banner.endswith("; teaching knobs on: gsi_lag 0.4 s, lose_response next 1 PutItem.\nStronger than "
-                               "DynamoDB: default reads are never stale and transactions never conflict; "
+                               "DynamoDB: default reads are never stale and transactions never conflict, batch writes land whole; "
                                "as_weak_as_dynamodb(lab) makes it as weak")
     reset_knobs(lab, quiet=True)
     assert "knobs" not in lab.banner
