@@ -16,7 +16,9 @@ each item of a transaction becomes visible. A step (a "move", as a schedule name
 - "alice~2": release alice's held read with its 2nd other answer (an older version of some item);
 - "alice+1": make item 1 of alice's ongoing transaction visible; the last one ends it and her call returns. A
   BatchWriteItem's items become visible the same way, one at a time, though nothing conflicts with them: each put
-  or delete takes effect then, so another request's write to its item may land before it.
+  or delete takes effect then, so another request's write to its item may land before it. Items made visible back
+  to back leave the same state in any order, so the explorer counts such a run once (in ascending order): what it
+  counts is when each item becomes visible relative to the other clients' requests.
   DynamoDB publishes no bound on how long a transaction stays ongoing, but it is short, and with no bound at
   all any retry loop could be starved: here at most WINDOW (2) other requests reach DynamoDB meanwhile, enough
   for a conflict, a read of half the transaction, and a read on each side of one item becoming visible;
@@ -586,7 +588,7 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
     try:
         run.start(workers)
         while run.held:
-            chosen = decide(tuple(run.moves(answers=False)), prefix, choices)
+            chosen = decide(tuple(worth_trying(run.moves(answers=False), run.taken)), prefix, choices)
             if chosen in run.held:
                 chosen = decide(tuple(run.answers(chosen)), prefix, choices)
             run.release(chosen)
@@ -594,6 +596,24 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
         run.stop()
         raise
     return run, choices
+
+
+def worth_trying(moves, taken):
+    """The moves the explorer tries now, of those possible after `taken`: items of one transaction (or batch) made
+    visible back to back leave the same state in any order, so such a run is tried in ascending order only; an item
+    ahead of a lower one still hidden is tried only where another client's move can come between them."""
+    parsed = [parse_move(move) for move in moves]
+    last_name, last_kind, last_place = parse_move(taken[-1]) if taken else (None, "", 0)
+    tried = []
+    for move, (name, kind, place) in zip(moves, parsed):
+        if kind == "+":
+            after_a_higher = (name, kind) == (last_name, last_kind) and place < last_place
+            lowest = min(other for who, sign, other in parsed if (who, sign) == (name, "+"))
+            alone = all(who == name for who, _, _ in parsed)
+            if after_a_higher or (place != lowest and alone):
+                continue
+        tried.append(move)
+    return tried
 
 
 def decide(enabled, prefix, choices):
