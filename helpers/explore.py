@@ -603,14 +603,14 @@ def worth_trying(moves, taken):
     visible back to back leave the same state in any order, so such a run is tried in ascending order only; an item
     ahead of a lower one still hidden is tried only where another client's move can come between them."""
     parsed = [parse_move(move) for move in moves]
-    last_name, last_kind, last_place = parse_move(taken[-1]) if taken else (None, "", 0)
+    last = parse_move(taken[-1]) if taken else (None, "", 0)
+    clients = {name for name, _, _ in parsed}
     tried = []
     for move, (name, kind, place) in zip(moves, parsed):
         if kind == "+":
-            after_a_higher = (name, kind) == (last_name, last_kind) and place < last_place
+            after_a_higher = last[:2] == (name, "+") and place < last[2]
             lowest = min(other for who, sign, other in parsed if (who, sign) == (name, "+"))
-            alone = all(who == name for who, _, _ in parsed)
-            if after_a_higher or (place != lowest and alone):
+            if after_a_higher or (place != lowest and clients == {name}):
                 continue
         tried.append(move)
     return tried

@@ -11,7 +11,7 @@ from itertools import pairwise
 import pytest
 
 from helpers import fresh_table
-from helpers.explore import WINDOW, Stepper, explore
+from helpers.explore import WINDOW, Stepper, explore, parse_move
 from helpers.labserver.consistency import STALE_STEPS
 
 TABLE = "p25-transactions"
@@ -284,8 +284,8 @@ def test_a_batch_get_can_see_half_a_transfer_and_transact_get_never_does(lab, ta
 
 def back_to_back_descending(schedule):
     """True when a schedule makes a transaction's items visible back to back, a higher one first."""
-    return any(previous.rpartition("+")[0] == move.rpartition("+")[0] != "" and previous > move
-               for previous, move in pairwise(schedule))
+    return any(earlier[:2] == later[:2] and earlier[1] == "+" and earlier[2] > later[2]
+               for earlier, later in pairwise(map(parse_move, schedule)))
 
 
 def test_items_made_visible_back_to_back_are_one_behaviour_and_out_of_turn_only_around_another_step(lab, table):
