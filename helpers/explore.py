@@ -14,14 +14,19 @@ On the lab server the explorer also makes every choice DynamoDB's consistency le
 each item of a transaction becomes visible. A step (a "move", as a schedule names it) is then one of:
 - "alice": release alice's held request (a read gets the newest answer the model allows);
 - "alice~2": release alice's held read with its 2nd other answer (an older version of some item);
+- "alice@1": read item 1 of alice's held BatchGetItem now ("alice@1~2": with its 2nd other answer). A BatchGetItem is
+  read-committed: DynamoDB reads its items one at a time, so each is a move of its own, and another client's request
+  may come between them; the request itself is released with the last item read. Items read back to back are
+  counted once (in ascending order), as items made visible back to back are;
 - "alice+1": make item 1 of alice's ongoing transaction visible; the last one ends it and her call returns. A
   BatchWriteItem's items become visible the same way, one at a time, though nothing conflicts with them: each put
   or delete takes effect then, so another request's write to its item may land before it. Items made visible back
   to back leave the same state in any order, so the explorer counts such a run once (in ascending order): what it
   counts is when each item becomes visible relative to the other clients' requests.
   DynamoDB publishes no bound on how long a transaction stays ongoing, but it is short, and with no bound at
-  all any retry loop could be starved: here at most WINDOW (2) other requests reach DynamoDB meanwhile, enough
-  for a conflict, a read of half the transaction, and a read on each side of one item becoming visible;
+  all any retry loop could be starved: here each other client sends at most WINDOW (3) requests meanwhile, and
+  its next one waits until the transaction has ended (a scenario whose clients make at most three requests each
+  never meets the bound);
 - with faults=("lost_response", "crash"), a write may also be released as "alice!lost" (applied, then its
   response lost on the way back: the SDK retries it, a step of its own) or "alice!crash" (applied, then alice's
   process dies: the rest of her function never runs, and her result is a Crashed). Each fault happens at most
@@ -54,7 +59,7 @@ ORDER_COST_HEADER = "X-Lab-Order-Cost"  # its answer: what the steps of the orde
 HOLD_ID = "lab-explore-hold"
 ANSWER_ID = "lab-explore-answer"
 CONSISTENCIES = ("dynamodb", "strong")
-WINDOW = 2  # requests of other clients that may reach DynamoDB while a transaction is ongoing
+WINDOW = 3  # requests each other client may send while a transaction is ongoing
 DEFAULT_CONSISTENCY = "dynamodb"
 LATEST = {"session": 0}  # the last exploration or step-through (re)started in this process: the tables are its
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
@@ -99,19 +104,22 @@ class Request:
         self.choices = []
         self.choice = None
         self.fault = None
+        self.items = batch_items(body) if operation == "BatchGetItem" else []
+        self.unread = []  # a BatchGetItem read item by item: the places of its items not read yet
+        self.item_choices = {}  # and the answers the model allows each of them now
+        self.read_last = None  # and the place of the item it read last, with the request itself
 
     @property
     def label(self):
         """'alice: GetItem', as the explorer's `steps` column writes a step; a stale answer says what it missed,
         a fault what happened."""
-        return f"{self.client}: {self.operation}" + (f" ({self.note})" if self.note else "")
+        reads = f" reads {self.items[self.read_last]}" if self.read_last is not None else ""
+        return f"{self.client}: {self.operation}{reads}" + (f" ({self.note})" if self.note else "")
 
     @property
     def note(self):
         """What the model or a fault did to this request, in words ("stale: ... without alice's PutItem"), or ''."""
-        if self.choice and self.choice["label"] != "latest":
-            return self.choice["label"]
-        return FAULT_WORDS[self.fault] if self.fault else ""
+        return stale_words(self.choice) or (FAULT_WORDS[self.fault] if self.fault else "")
 
     def moves(self, faults=()):
         """The moves releasing this request: one per answer the model allows a read, one per fault a write may
@@ -132,6 +140,48 @@ class Request:
         return trace.render_call(self.operation, self.body)
 
 
+class ItemRead:
+    """One item of a held BatchGetItem read before the rest: DynamoDB reads a batch's items one at a time, each as it
+    is at that moment (consistency.Model.read_item); the request itself reads the last one."""
+
+    def __init__(self, request, place, choice, item):
+        self.client, self.request, self.place, self.choice = request.client, request, place, choice
+        self.operation, self.body, self.answer = request.operation, request.body, "OK"
+        self.reply = trace.attributes(item) if item else "no such item"
+
+    @property
+    def note(self):
+        """What the answer missed, in words, or ''."""
+        return stale_words(self.choice)
+
+    @property
+    def label(self):
+        """"alice: BatchGetItem reads {PK: 'A'}", with what it missed if stale."""
+        return f"{self.client}: {self.operation} reads {self.request.items[self.place]}" + (
+            f" ({self.note})" if self.note else "")
+
+    @property
+    def summary(self):
+        """What the move does, for the panel's steps."""
+        return f"{self.operation}: read {self.request.items[self.place]}"
+
+    @property
+    def block(self):
+        """The move in the transcript."""
+        return f"    ({self.operation} reads {self.request.items[self.place]}: {self.reply})"
+
+
+def stale_words(choice):
+    """What a read's chosen answer missed ("stale: ... without alice's PutItem"), or '' for the latest."""
+    return choice["label"] if choice and choice["label"] != "latest" else ""
+
+
+def batch_items(body):
+    """The items a BatchGetItem names, in order, as the transcript writes keys."""
+    return [trace.attributes(key) for request in (body.get("RequestItems") or {}).values() if isinstance(request, dict)
+            for key in request.get("Keys") or [] if isinstance(key, dict)]
+
+
 class Reveal:
     """An ongoing transaction of a held client: its items not yet visible (consistency.Model.reveal)."""
 
@@ -142,7 +192,7 @@ class Reveal:
         self.operation, self.body, self.answer, self.reply = "reveal", request.body, "OK", "visible"
         self.note = ""
         self.place = None
-        self.others = 0
+        self.others = {}  # client -> requests it sent while this transaction was ongoing
 
     @property
     def label(self):
@@ -189,13 +239,17 @@ def hold_request(request, event_name, **_):
     if run is not None:
         operation = event_name.rpartition(".")[2]
         held = Request(CURRENT.name, operation, json.loads(request.body or b"{}"), request)
+        if run.modelled:
+            request.headers["X-Lab-Step"] = f"{held.client}: {operation}"  # before the hold: choices name the client
+            if len(held.items) > 1:
+                held.unread = list(range(len(held.items)))
+                request.headers["X-Lab-Batch-Read"] = uuid.uuid4().hex
         run.hold(CURRENT.name, held)
         if held.fault == "lost":
             request.headers["X-Lab-Lose-Response"] = "1"
         if run.order:
             request.headers[ORDER_HEADER] = run.order
         if run.modelled:
-            request.headers["X-Lab-Step"] = f"{held.client}: {operation}"
             if held.choice is not None:
                 request.headers["X-Lab-Read-Choice"] = json.dumps(held.choice["versions"])
             if operation in ("TransactWriteItems", "BatchWriteItem") and held.fault != "lost":
@@ -366,16 +420,23 @@ class Run:
     def release(self, move):
         """Make one move (see the module docstring), then wait for every client to settle again; return the step."""
         name, kind, place = parse_move(move)
+        item = batch_item(move)
         held = self.held.get(name)
         self.taken.append(move)
         if isinstance(held, Reveal) and kind == "+":
             return self.reveal(held, place)
+        choices = held.choices if item is None else held.item_choices[item]
+        choice = choices[place if kind == "~" else 0] if choices else None
+        if item is not None and len(held.unread) > 1:
+            return self.read_item(held, item, choice)
         for other in self.held.values():
             if isinstance(other, Reveal):
-                other.others += 1
+                other.others[name] = other.others.get(name, 0) + 1
         with self.changed:
             request = self.held.pop(name)
-            request.choice = request.choices[place if kind == "~" else 0] if request.choices else None
+            request.choice = choice
+            if item is not None:
+                request.read_last, request.unread = item, []
             if kind == "!":
                 request.fault = place
                 self.faults.remove(next(fault for fault, word in FAULT_MOVES.items() if word == place))
@@ -385,6 +446,13 @@ class Run:
         self.go[name].set()
         self.settle()
         return request
+
+    def read_item(self, held, place, choice):
+        """Read one item of a held BatchGetItem now, with the answer chosen; the request stays held."""
+        step = ItemRead(held, place, choice, self.server.read_item(held, place, choice["versions"]))
+        held.unread.remove(place)
+        self.steps.append(step)
+        return step
 
     def reveal(self, held, place):
         """Make one item of an ongoing transaction visible; after the last, let its client go on."""
@@ -409,27 +477,37 @@ class Run:
 
     def moves(self, answers=True):
         """Every move possible now, in the scenario's order of clients; with answers=False a read's other answers
-        are left out (ask `answers(name)` once that client is chosen). A transaction that has let WINDOW other
-        requests through must finish first."""
-        overdue = [name for name in self.enabled
-                   if isinstance(self.held[name], Reveal) and self.held[name].others >= WINDOW]
+        are left out (ask `answers(name)` once that client is chosen). A client that has sent WINDOW requests while
+        a transaction is ongoing waits until it has ended."""
+        ongoing = [held for held in self.held.values() if isinstance(held, Reveal)]
         moves = []
-        for name in overdue or self.enabled:
+        for name in [name for name in self.enabled if not any(held.others.get(name, 0) >= WINDOW for held in ongoing)]:
             held = self.held[name]
-            if answers and self.reads(held):
-                held.choices = self.server.choices(held)
-            moves += held.moves(self.faults) if isinstance(held, Request) else held.moves()
+            if isinstance(held, Reveal):
+                moves += held.moves()
+            elif held.unread:
+                for move in (f"{name}@{place}" for place in held.unread):
+                    moves += self.answers(move) if answers else [move]
+            else:
+                if answers and self.reads(held):
+                    held.choices = self.server.choices(held)
+                moves += held.moves(self.faults)
         return moves
 
     def reads(self, held):
         """True when a held request is a read whose answer the model may choose."""
         return self.modelled and isinstance(held, Request) and held.operation in READS
 
-    def answers(self, name):
-        """The moves releasing `name`'s held request: one per answer the model allows it now."""
+    def answers(self, move):
+        """The moves making move `move` ("alice", or "alice@1" for an item of her BatchGetItem): one per answer the
+        model allows the read now."""
+        name, item = parse_move(move)[0], batch_item(move)
         held = self.held[name]
         if not self.reads(held):
             return [name]
+        if item is not None:
+            held.item_choices[item] = self.server.choices(held, item)
+            return [move] + [f"{move}~{place}" for place in range(1, len(held.item_choices[item]))]
         held.choices = self.server.choices(held)
         return held.moves()
 
@@ -446,11 +524,12 @@ class Run:
 
 
 def parse_move(move):
-    """(client, kind, place) of a move: ("alice", "", 0), ("alice", "~", 2), ("alice", "+", 1), ("alice", "!", "lost")."""
-    for kind in ("~", "+"):
+    """(client, kind, place) of a move: ("alice", "", 0), ("alice", "~", 2), ("alice", "+", 1), ("alice", "!", "lost"),
+    ("alice", "@", 1) for reading item 1 of her BatchGetItem (and "alice@1~2", its 2nd other answer: ("alice", "~", 2))."""
+    for kind in ("~", "+", "@"):
         name, sign, place = move.rpartition(kind)
         if sign and place.isdigit():
-            return name, kind, int(place)
+            return (name.rpartition("@")[0] if batch_item(name) is not None else name), kind, int(place)
     name, sign, fault = move.rpartition("!")
     if sign and fault in FAULT_MOVES.values():
         return name, "!", fault
@@ -476,10 +555,16 @@ class ModelServer:
         """Back to copies that follow the knobs (all caught up while the knobs are off)."""
         self.post({"mode": "sampled"})
 
-    def choices(self, held):
-        """The answers the model allows the held read now (newest first), asked with the read itself."""
-        headers = {**held.http.headers, "X-Lab-Choices": "1"}
+    def choices(self, held, item=None):
+        """The answers the model allows the held read now (newest first), asked with the read itself (or, given the
+        place of one of a BatchGetItem's items, the answers it allows reading that item now)."""
+        headers = {**held.http.headers, "X-Lab-Choices": "1", **({} if item is None else {"X-Lab-Batch-Item": item})}
         return self.send(held.http.url, held.http.body, headers)["choices"]
+
+    def read_item(self, held, item, versions):
+        """Read one item of the held BatchGetItem now, with the versions chosen for it; the item read (or None)."""
+        headers = {**held.http.headers, "X-Lab-Batch-Item": item, "X-Lab-Read-Choice": json.dumps(versions)}
+        return self.send(held.http.url, held.http.body, headers)["item"]
 
     @staticmethod
     def send(url, body, headers):
@@ -589,7 +674,7 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
         run.start(workers)
         while run.held:
             chosen = decide(tuple(worth_trying(run.moves(answers=False), run.taken)), prefix, choices)
-            if chosen in run.held:
+            if chosen in run.held or batch_item(chosen) is not None:
                 chosen = decide(tuple(run.answers(chosen)), prefix, choices)
             run.release(chosen)
     except BaseException:
@@ -598,22 +683,38 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
     return run, choices
 
 
+def batch_item(move):
+    """The place of the BatchGetItem item a move reads ("alice@1" and "alice@1~2": 1), or None."""
+    name, sign, place = move.rpartition("~")
+    base = name if sign and place.isdigit() else move
+    _, sign, item = base.rpartition("@")
+    return int(item) if sign and item.isdigit() else None
+
+
 def worth_trying(moves, taken):
     """The moves the explorer tries now, of those possible after `taken`: items of one transaction (or batch) made
-    visible back to back leave the same state in any order, so such a run is tried in ascending order only; an item
-    ahead of a lower one still hidden is tried only where another client's move can come between them."""
-    parsed = [parse_move(move) for move in moves]
-    last = parse_move(taken[-1]) if taken else (None, "", 0)
+    visible back to back leave the same state in any order, and so do items of one BatchGetItem read back to back, so
+    such a run is tried in ascending order only; an item ahead of a lower one still hidden (or unread) is tried only
+    where another client's move can come between them."""
+    parsed = [item_move(move) for move in moves]
+    last = item_move(taken[-1]) if taken else (None, "", 0)
     clients = {name for name, _, _ in parsed}
     tried = []
     for move, (name, kind, place) in zip(moves, parsed):
-        if kind == "+":
-            after_a_higher = last[:2] == (name, "+") and place < last[2]
-            lowest = min(other for who, sign, other in parsed if (who, sign) == (name, "+"))
+        if kind in ("+", "@"):
+            after_a_higher = last[:2] == (name, kind) and place < last[2]
+            lowest = min(other for who, sign, other in parsed if (who, sign) == (name, kind))
             if after_a_higher or (place != lowest and clients == {name}):
                 continue
         tried.append(move)
     return tried
+
+
+def item_move(move):
+    """(client, kind, place) of a move as parse_move has it, but ("alice", "@", 1) for any answer to item 1 of her
+    BatchGetItem: which item a move reads, not which answer it gets."""
+    item = batch_item(move)
+    return (parse_move(move)[0], "@", item) if item is not None else parse_move(move)
 
 
 def decide(enabled, prefix, choices):
@@ -834,8 +935,12 @@ class Stepper:
         described = {}
         for move in possible:
             name, kind, place = parse_move(move)
-            held = self.run.held[name]
-            if kind == "+":
+            held, item = self.run.held[name], batch_item(move)
+            if item is not None:
+                choices = held.item_choices[item]
+                answered = f", answered {choices[place if kind == '~' else 0]['label']}" if len(choices) > 1 else ""
+                described[move] = f"{held.operation}: read {held.items[item]}{answered}"
+            elif kind == "+":
                 described[move] = f"{held.request.operation}: make {held.items[place]} visible"
             elif kind == "!":
                 described[move] = f"{held.summary}, {FAULT_WORDS[place]}"

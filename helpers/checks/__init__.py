@@ -191,26 +191,29 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
 
 def told(order):
     """An order's steps as a report tells them: the items of a transaction that became visible before any other
-    client's step are left out (the transaction behaved as one step)."""
+    client's step are left out (the transaction behaved as one step), and so are the items of a BatchGetItem read
+    right before its client's next move (the batch read them at one moment)."""
     return [step for step, move in zip(order["steps"], told_moves(order["schedule"])) if move]
 
 
 def told_moves(schedule):
     """Each move of a schedule if a report tells it, else None: a transaction's items made visible right after its
-    client's own step are not told."""
-    moves, previous = [], None
-    for move in schedule:
+    client's own step are not told, nor an item of a BatchGetItem read right before its client's next move."""
+    moves = []
+    for previous, move, following in zip((None, *schedule), schedule, (*schedule[1:], None)):
         name, kind, _ = explore.parse_move(move)
-        moves.append(None if kind == "+" and previous == name else move)
-        previous = name
+        after_own = kind == "+" and previous is not None and explore.parse_move(previous)[0] == name
+        before_own = (explore.batch_item(move) is not None and following is not None
+                      and explore.parse_move(following)[0] == name)
+        moves.append(None if after_own or before_own else move)
     return moves
 
 
 def plainness(schedule):
     """How plain an order is, to report the plainest failing one: fewest stale answers and faults, then fewest
-    transactions seen half done; among equals, the first explored."""
+    transactions seen half done and BatchGetItems read in parts; among equals, the first explored."""
     odd = sum(explore.parse_move(move)[1] in ("~", "!") for move in schedule)
-    half_done = sum(explore.parse_move(move)[1] == "+" for move in told_moves(schedule) if move)
+    half_done = sum(explore.item_move(move)[1] in ("+", "@") for move in told_moves(schedule) if move)
     return odd, half_done
 
 

@@ -45,8 +45,9 @@ Two drivers move the copies:
 - explored ("explore" mode, for helpers/explore.py): copies move only when a read is answered with a version
   the explorer chose among those the model allows (`choices`), and an ongoing transaction's items become
   visible only when it says so (`reveal`). DynamoDB publishes no bound on how long a copy trails, but with none
-  at all a read-and-retry loop could read a stale copy forever: a write may be missed by the next STALE_STEPS
-  (2) requests of the scenario's clients, never by a later one.
+  at all a read-and-retry loop could read a stale copy forever: one client's reads of one item may be answered
+  stale at most STALE_READS (3) times in a row; the next is answered with the latest version. A scenario whose
+  clients make at most three requests each never meets the bound.
 A copy's position is the newest version whose ready time for it has come: a sampled write sets ready times in
 the future, an explored one sets them to never, and a choice or a reveal sets one to always.
 """
@@ -69,8 +70,10 @@ ALWAYS, NEVER = float("-inf"), float("inf")
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem")
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 MAX_CHOICES = 256
-STALE_STEPS = 2  # explored: a write may be missed by the next two requests of the scenario, never by a third
+STALE_READS = 3  # explored: a client's reads of one item answered stale at most three times in a row
 CHOICE_HEADER = "X-Lab-Read-Choice"
+BATCH_READ_HEADER = "X-Lab-Batch-Read"  # an explored BatchGetItem read item by item: its items read so far
+BATCH_ITEM_HEADER = "X-Lab-Batch-Item"  # the place of the one item of that BatchGetItem to read (or to choose for) now
 STEP_HEADER = "X-Lab-Step"
 HOLD_HEADER = "X-Lab-Hold-Transaction"
 TRANSACTION_HEADER = "x-lab-transaction"
@@ -91,19 +94,17 @@ class History:
         self.images = [image]
         self.writers = [""]
         self.ready = [{}]
-        self.steps = [ALWAYS]
 
     def position(self, copy_name, now):
         """The newest version `copy_name` holds at `now` (followers never pass the leader)."""
         limit = len(self.images) if copy_name == LEADER else self.position(LEADER, now) + 1
         return max(i for i in range(limit) if self.ready[i].get(copy_name, ALWAYS) <= now)
 
-    def append(self, image, writer, ready, step):
-        """Record one more successful write, when each copy takes it, and (explored) the step that made it."""
+    def append(self, image, writer, ready):
+        """Record one more successful write and when each copy takes it."""
         self.images.append(image)
         self.writers.append(writer)
         self.ready.append(ready)
-        self.steps.append(step)
 
     def copy_for(self, copy_name):
         """The copy that answers for this item: an index copy only for items written since the index existed."""
@@ -113,7 +114,7 @@ class History:
         """Forget the versions no copy can show any more (sampled only: explored choices name versions by place)."""
         oldest = min((self.position(name, now) for name in self.ready[-1]), default=0)
         if oldest:
-            del self.images[:oldest], self.writers[:oldest], self.ready[:oldest], self.steps[:oldest]
+            del self.images[:oldest], self.writers[:oldest], self.ready[:oldest]
             self.ready[0] = {}
 
     def settled(self, now):
@@ -134,7 +135,8 @@ class Model:
         self.batched = {}
         self.transactions = {}
         self.next_transaction = 1
-        self.step = 0
+        self.stale_runs = {}  # explored: (client, item) -> how many of the client's reads of it in a row were stale
+        self.batch_reads = {}  # explored: BatchGetItem token -> {item: (table, key, image)} of the items read so far
 
     @property
     def recording(self):
@@ -158,7 +160,8 @@ class Model:
         self.locked.clear()
         self.batched.clear()
         self.transactions.clear()
-        self.step = 0
+        self.stale_runs.clear()
+        self.batch_reads.clear()
 
     def catch_up(self):
         """Copies whose lag knob is off take every write now; with transaction_window off, transactions end."""
@@ -210,19 +213,15 @@ class Model:
         self.sweep(now)
         if target in ("DeleteTable", "CreateTable"):
             self.forget_table(params.get("TableName"))
-        try:
-            refused = self.conflict(target, params)
-            if refused is not None:
-                return refused, None
-            if target in WRITES or target == "TransactWriteItems":
-                return self.write(target, params, headers, apply, now)
-            reads = read_views(target, params)
-            if not reads:
-                return apply(), None
-            return self.read(target, params, headers, reads, apply, now), None
-        finally:
-            if headers.get(STEP_HEADER):
-                self.step += 1
+        refused = self.conflict(target, params)
+        if refused is not None:
+            return refused, None
+        if target in WRITES or target == "TransactWriteItems":
+            return self.write(target, params, headers, apply, now)
+        reads = read_views(target, params)
+        if not reads:
+            return apply(), None
+        return self.read(target, params, headers, reads, apply, now), None
 
     def conflict(self, target, params):
         """DynamoDB's answer to a request naming an item of an ongoing transaction, else None."""
@@ -271,7 +270,7 @@ class Model:
             if history is not None:
                 table = find_table(name)
                 history.append(copy.deepcopy(table.get_item(*history.key)), writer,
-                               self.ready_times(table, reveal, now), self.step)
+                               self.ready_times(table, reveal, now))
         if not transaction:
             return answer, None
         if batch:
@@ -305,7 +304,7 @@ class Model:
             image, writer, ready = transaction["landing"].pop(identity)
             history = self.histories.get(identity)
             if history is not None:
-                history.append(image, writer, {**ready, LEADER: min(moment, now)}, self.step)
+                history.append(image, writer, {**ready, LEADER: min(moment, now)})
                 store(find_table(history.table), history.key, image)
 
     def withhold(self, before):
@@ -383,13 +382,15 @@ class Model:
         if version == len(history.images) - 1:
             history.ready[version][LEADER] = ALWAYS
         else:
-            history.append(copy.deepcopy(image), history.writers[version], self.ready_times(table, ALWAYS, 0),
-                           history.steps[version])
+            history.append(copy.deepcopy(image), history.writers[version], self.ready_times(table, ALWAYS, 0))
         store(table, history.key, image)
 
     def read(self, target, params, headers, reads, apply, now):
-        """Answer a read from the copies its consistency allows: chosen (explored) or a random copy (sampled)."""
+        """Answer a read from the copies its consistency allows: chosen (explored) or a random copy (sampled). An
+        explored BatchGetItem read item by item answers its items read earlier as they were then."""
         token = headers.get(CHOICE_HEADER)
+        read_before = self.batch_reads.pop(headers.get(BATCH_READ_HEADER), {})
+        reads = unread(reads, read_before)
         versions = {}
         for table_name, copy_name, keys in reads:
             if self.mode == "explore":
@@ -399,24 +400,63 @@ class Model:
             for identity, history in self.histories_of(table_name, keys):
                 versions[identity] = history.position(history.copy_for(copy_name), now)
         if token is None:
-            return self.answer_with(versions, apply)
-        chosen = self.parse_choice(target, reads, token, now)
-        answer = self.answer_with({**versions, **chosen}, apply)
+            return self.answer_with(versions, apply, read_before)
+        client = step_client(headers)
+        chosen = self.parse_choice(target, reads, token, now, client)
+        answer = self.answer_with({**versions, **chosen}, apply, read_before)
         self.take(chosen, reads, now)
+        self.count_stale(client, reads, {**versions, **chosen}, now)
         return answer
+
+    def read_item(self, params, headers):
+        """Explored: read now the one item `params` (a BatchGetItem of one key) names, as one item of the BatchGetItem
+        `headers` name: with the version chosen, kept for its answer; the item as DynamoDB JSON (None: no item)."""
+        now = time.monotonic()
+        reads = read_views("BatchGetItem", params)
+        client = step_client(headers)
+        chosen = self.parse_choice("BatchGetItem", reads, headers.get(CHOICE_HEADER) or "{}", now, client)
+        shown = {**{identity: history.position(LEADER, now) for table_name, _, keys in reads
+                    for identity, history in self.histories_of(table_name, keys)}, **chosen}
+        self.take(chosen, reads, now)
+        self.count_stale(client, reads, shown, now)
+        (table_name, attributes), = batch_keys(params)
+        table, identity = find_table(table_name), item_id(table_name, attributes)
+        key = key_of(table, attributes) if table is not None else None
+        if key is None:
+            return None  # a request DynamoDB refuses: the BatchGetItem itself gets the error
+        image = self.histories[identity].images[shown[identity]] if identity in shown else table.get_item(*key)
+        self.batch_reads.setdefault(headers.get(BATCH_READ_HEADER), {})[identity] = (table_name, key,
+                                                                                       copy.deepcopy(image))
+        return image.to_json()["Attributes"] if image is not None else None
+
+    def count_stale(self, client, reads, shown, now):
+        """Explored: note, per item read, whether `client`'s read showed it stale (`shown`: item -> version shown, for
+        the items whose copies disagree); a read that showed the latest version ends a run of stale ones."""
+        for table_name, _, keys in reads:
+            named = keys if keys is not None else {item for who, item in self.stale_runs
+                                                   if who == client and json.loads(item)[0] == table_name}
+            for identity in named | {item for item in shown if keys is None or item in keys}:
+                version = shown.get(identity)
+                if version is not None and version < self.histories[identity].position(LEADER, now):
+                    self.stale_runs[client, identity] = self.stale_runs.get((client, identity), 0) + 1
+                else:
+                    self.stale_runs.pop((client, identity), None)
 
     def histories_of(self, table_name, keys=None):
         """(item, history) of the items of a table whose copies may disagree (only those named by `keys`, if given)."""
         return [(identity, history) for identity, history in self.histories.items()
                 if history.table == table_name and (keys is None or identity in keys)]
 
-    def answer_with(self, versions, apply):
-        """apply() with each item in `versions` shown at that version; moto's own items elsewhere."""
+    def answer_with(self, versions, apply, images=None):
+        """apply() with each item in `versions` shown at that version and each in `images` ({item: (table, key,
+        image)}) as that image; moto's own items elsewhere."""
         changed = {}
         for identity, version in versions.items():
             history = self.histories[identity]
             if version != len(history.images) - 1:
                 changed.setdefault(history.table, {})[history.key] = history.images[version]
+        for table_name, key, image in (images or {}).values():
+            changed.setdefault(table_name, {})[key] = image
         if not changed:
             return apply()
         tables = {name: find_table(name) for name in changed}
@@ -429,24 +469,24 @@ class Model:
             for name, table in tables.items():
                 table.items = kept[name]
 
-    def allowed(self, history, copy_name, now):
-        """The versions a read of this item from `copy_name` ("any": an eventually consistent table read) may show,
-        newest first."""
+    def allowed(self, identity, copy_name, now, client=None):
+        """The versions `client`'s read of this item from `copy_name` ("any": an eventually consistent table read) may
+        show, newest first: only the latest once STALE_READS of its reads of the item in a row were stale."""
+        history = self.histories[identity]
         leader = history.position(LEADER, now)
-        if copy_name == LEADER:
+        if copy_name == LEADER or self.stale_runs.get((client, identity), 0) >= STALE_READS:
             return [leader]
         oldest = (min(history.position(name, now) for name in FOLLOWERS) if copy_name == "any"
                   else history.position(copy_name, now))
         shown = [i for i in range(leader + 1) if history.ready[i].get(LEADER, ALWAYS) <= now]
-        seen_by_all = max(i for i in shown if history.steps[i] < self.step - STALE_STEPS)
-        return [i for i in reversed(shown) if i >= max(oldest, seen_by_all)]
+        return [i for i in reversed(shown) if i >= oldest]
 
-    def choices(self, target, params, apply):
+    def choices(self, target, params, apply, client=None, batch_read=None):
         """Explored: the distinct answers this read may get now, each with the versions that give it (oldest
         first among equal answers, which leaves the copies the most freedom) and a label naming what is stale."""
         now = time.monotonic()
-        reads = read_views(target, params)
-        options = self.options(reads, now)
+        reads = unread(read_views(target, params), self.batch_reads.get(batch_read, {}))
+        options = self.options(reads, now, client)
         identities = list(options)
         combinations = list(itertools.product(*(options[identity] for identity in identities)))
         if len(combinations) > MAX_CHOICES:
@@ -463,12 +503,12 @@ class Model:
                 answers[body] = versions
         return [{"versions": versions, "label": self.label(versions, now)} for versions in answers.values()]
 
-    def options(self, reads, now):
-        """{item: versions a read may show} for the items whose copies disagree, in the tables read."""
+    def options(self, reads, now, client=None):
+        """{item: versions `client`'s read may show} for the items whose copies disagree, in the tables read."""
         options = {}
         for table_name, copy_name, keys in reads:
             for identity, history in self.histories_of(table_name, keys):
-                allowed = self.allowed(history, history.copy_for(copy_name), now)
+                allowed = self.allowed(identity, history.copy_for(copy_name), now, client)
                 if len(allowed) > 1:
                     options[identity] = allowed
         return options
@@ -486,13 +526,13 @@ class Model:
                 stale.append(f"{history.label} without {writer}")
         return "stale: " + "; ".join(stale) if stale else "latest"
 
-    def parse_choice(self, target, reads, token, now):
-        """The versions a read choice names, refused unless the model allows each now."""
+    def parse_choice(self, target, reads, token, now, client=None):
+        """The versions `client`'s read choice names, refused unless the model allows each now."""
         try:
             versions = {identity: int(version) for identity, version in json.loads(token).items()}
         except (ValueError, AttributeError, TypeError):
             raise ChoiceError(f"{CHOICE_HEADER} must be a JSON object of item -> version; got {token!r}") from None
-        options = self.options(reads, now)
+        options = self.options(reads, now, client)
         for identity, version in versions.items():
             if version not in options.get(identity, ()):
                 raise ChoiceError(f"Version {version} of {identity} is not one this {target} may read now")
@@ -531,6 +571,35 @@ def read_views(target, params):
         return [(detail.get("TableName"), LEADER, {item_id(detail.get("TableName"), detail.get("Key") or {})})
                 for action in params.get("TransactItems", []) for detail in action.values() if isinstance(detail, dict)]
     return []
+
+
+def unread(reads, read_before):
+    """`reads` (read_views) without the items of a BatchGetItem read before, item by item."""
+    if not read_before:
+        return reads
+    return [(name, copy_name, keys - set(read_before)) for name, copy_name, keys in reads]
+
+
+def batch_keys(params):
+    """[(table name, key)] a BatchGetItem names, in the order it names them (the places of its items)."""
+    return [(name, key) for name, request in (params.get("RequestItems") or {}).items() if isinstance(request, dict)
+            for key in request.get("Keys") or [] if isinstance(key, dict)]
+
+
+def only_item(params, place):
+    """A BatchGetItem's `params` reduced to the item at `place` (batch_keys' order)."""
+    named = batch_keys(params)
+    if not 0 <= place < len(named):
+        raise ChoiceError(f"This BatchGetItem names {len(named)} keys; there is no item {place}")
+    name, key = named[place]
+    request = {field: value for field, value in params["RequestItems"][name].items() if field != "Keys"}
+    return {**params, "RequestItems": {name: {**request, "Keys": [key]}}}
+
+
+def step_client(headers):
+    """The client an explored request is a step of ("alice" of "alice: GetItem"), or None for any other request."""
+    step = headers.get(STEP_HEADER)
+    return step.rpartition(": ")[0] if step else None
 
 
 def written_keys(target, params):

@@ -24,7 +24,8 @@ from moto.core.request import Request  # noqa: E402  (moto reads the variable ab
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler  # noqa: E402
 
 from . import fidelity  # noqa: E402
-from .consistency import CHOICE_HEADER, ChoiceError, Model  # noqa: E402
+from .consistency import (BATCH_ITEM_HEADER, BATCH_READ_HEADER, CHOICE_HEADER, ChoiceError, Model, only_item,  # noqa: E402
+                          step_client)
 from .handler import FastDynamoHandler  # noqa: E402
 from .knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
 from .metering import METRICS_PATH, Meter  # noqa: E402
@@ -89,6 +90,8 @@ class Engine:
             return None if headers.get(LOSE_HEADER) else reply
         if headers.get(CHOICES_HEADER):
             return self.choices(url, headers, body, target, params)
+        if headers.get(BATCH_ITEM_HEADER):
+            return self.read_batch_item(headers, params)
         knobs.wait()
         with self.lock:
             cancelled = knobs.cancelled(target, params, body)
@@ -120,11 +123,24 @@ class Engine:
                                 if name.lower() not in (CHOICES_HEADER.lower(), CHOICE_HEADER.lower())])
         with self.lock:
             try:
+                if headers.get(BATCH_ITEM_HEADER):
+                    params = only_item(params, batch_place(headers))
+                    body = json.dumps(params).encode()
                 found = self.model.choices(target, params,
-                                           lambda: self.apply(url, plain, body, target, params, metered=False))
+                                           lambda: self.apply(url, plain, body, target, params, metered=False),
+                                           step_client(headers), headers.get(BATCH_READ_HEADER))
             except ChoiceError as error:
                 return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
         return answer(HTTPStatus.OK, {"choices": found})
+
+    def read_batch_item(self, headers, params):
+        """Explored: one item of a BatchGetItem read now (consistency.Model.read_item); {"item": what it read}."""
+        with self.lock:
+            try:
+                found = self.model.read_item(only_item(params, batch_place(headers)), headers)
+            except ChoiceError as error:
+                return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
+        return answer(HTTPStatus.OK, {"item": found})
 
     def consistency_request(self, method, body):
         """GET, or POST {"mode": "explore"|"sampled"}, {"settle": true} or {"reveal": [transaction, item]} on
@@ -224,6 +240,14 @@ class Engine:
             operation = headers.get("X-Amz-Target", "").rpartition(".")[2]
             return engine_failure(error, request_object(body) or {}, streams_operation=operation)
         return respond(int(status), out_headers, payload.encode() if isinstance(payload, str) else payload)
+
+
+def batch_place(headers):
+    """The place of the BatchGetItem's item a request names (X-Lab-Batch-Item); a ChoiceError unless a number."""
+    place = headers.get(BATCH_ITEM_HEADER, "")
+    if not place.isdigit():
+        raise ChoiceError(f"{BATCH_ITEM_HEADER} must be the place of one of the BatchGetItem's keys; got {place!r}")
+    return int(place)
 
 
 def request_object(body):
