@@ -7,6 +7,13 @@ requests a client runs freely. Every distinct order is run once, each from a fre
 stateless depth-first search over the choice points, as Microsoft's CHESS does), and the answer is one
 row per order: the schedule, its steps, what each client returned and whether `check` held.
 
+Two orders are the same (one behaviour) when they differ only by swapping neighbouring requests that commute:
+requests on different items, or reads of an item that leave no trace (helpers/reduction.py). Nothing a learner can
+see tells such orders apart, not an answer, a result or the final state, so the explorer runs one of them, by sleep
+sets: racy incrementers, each a GetItem then a PutItem of one counter, have 6 orders for 2 clients and 90 for 3, of
+which 4 and 36 are distinct (their two GetItems, answered the same in either order, commute). Every count it gives
+is of distinct orders.
+
 `Stepper` drives the same machinery by hand, one request at a time (the step-through panel uses it).
 
 On the lab server the explorer also makes every choice DynamoDB's consistency leaves open
@@ -49,6 +56,7 @@ from botocore.exceptions import ClientError
 
 from . import labhttp, trace
 from .backend import connect
+from .reduction import Footprint, Keys, asleep, commute, wake
 
 CLIENT_TIMEOUT = 10
 MAX_SCHEDULES = 1000
@@ -334,8 +342,11 @@ class Workers:
 class Run:
     """One schedule in progress: each client running on its thread, held at a request, or done."""
 
-    def __init__(self, clients, timeout=CLIENT_TIMEOUT, server=None, faults=(), metered=False):
+    def __init__(self, clients, timeout=CLIENT_TIMEOUT, server=None, faults=(), metered=False, keys=None):
         self.clients = clients
+        self.keys = keys  # reduction.Keys: the items each move touches, for the explorer's reduction
+        self.blocked = False  # every possible move slept: the run repeated a behaviour already run
+        self.prints = []  # the footprint of each move taken
         self.order = uuid.uuid4().hex if metered else None
         self.cost = (0.0, 0.0) if metered else None  # (write units, of which on refused writes) of the steps so far
         self.timeout = timeout
@@ -511,6 +522,21 @@ class Run:
         held.choices = self.server.choices(held)
         return held.moves()
 
+    def footprint(self, move, every_answer=False):
+        """What move `move` touches (reduction.Footprint); every_answer: whichever answer its read gets."""
+        name, kind, place = parse_move(move)
+        held, item = self.held[name], batch_item(move)
+        if isinstance(held, Reveal):
+            return Footprint(name, frozenset([self.keys.written(held.request.operation, held.request.body)[place]]), True)
+        stale = kind == "~" or (every_answer and self.modelled)
+        if item is not None:
+            return Footprint(name, frozenset([self.keys.named(held.operation, held.body)[item]]), False, stale)
+        items = frozenset(self.keys.named(held.operation, held.body))
+        if held.operation in READS or held.operation == "TransactGetItems":
+            index = self.modelled and "IndexName" in held.body
+            return Footprint(name, items, False, held.operation != "TransactGetItems" and (stale or index))
+        return Footprint(name, items, True, fault=place if kind == "!" else "")
+
     def stop(self):
         """Release every thread (each held request raises Stopped) and wait up to a second for them."""
         with self.changed:
@@ -657,30 +683,57 @@ def refill_retry_quota(client):
     retry_quota.release(retry_quota.INITIAL_CAPACITY)
 
 
-def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, faults=()):
-    """Run one schedule: follow `prefix`, then always the first move possible; return (run, choices).
+def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, faults=(), keys=None):
+    """Run one schedule: follow `prefix`, then always the first move possible that does not sleep; return (run,
+    choices). run.blocked is True when every possible move slept (the run repeats a behaviour already run).
 
     run.cost is (write units, of which on refused writes) the clients' requests cost, as the lab server billed them
     (None elsewhere).
 
     prefix and choices are lists of (move chosen, moves that were possible); along the prefix the same
     moves must be possible as when it was first run, or the scenario does not repeat itself. Choosing a read
-    is two decisions: which client, then (asked of the server only then) which of the read's answers.
+    is two decisions: which client, then (asked of the server only then) which of the read's answers. The moves
+    possible at a point, less those that sleep there (reduction.py), are tried in order; a sibling tried before the
+    one chosen sleeps below it until a move that does not commute with it is made.
     """
     start_state(reset, server, lab.client)
-    run = Run(clients, timeout, server, faults, metered=lab.kind == "embedded")
-    choices = []
+    run = Run(clients, timeout, server, faults, metered=lab.kind == "embedded", keys=keys or Keys(lab.client))
+    choices, sleep = [], []
     try:
         run.start(workers)
         while run.held:
-            chosen = decide(tuple(worth_trying(run.moves(answers=False), run.taken)), prefix, choices)
-            if chosen in run.held or batch_item(chosen) is not None:
-                chosen = decide(tuple(run.answers(chosen)), prefix, choices)
+            chosen, tried = choose(run, prefix, choices, sleep)
+            if chosen is None:
+                run.blocked = True
+                run.stop()
+                if server is not None:
+                    server.post({"settle": True})  # no transaction of the abandoned run stays ongoing
+                break
+            step, footprint = transition(chosen), run.footprint(chosen)
+            sleep = wake(sleep + tried, chosen, footprint, lambda entry: transition(entry) == step)
+            run.prints.append(footprint)
             run.release(chosen)
     except BaseException:
         run.stop()
         raise
     return run, choices
+
+
+def choose(run, prefix, choices, sleep):
+    """The next move (prefix's while it lasts) among those possible that do not sleep, and the sleep entries of the
+    siblings tried before it; (None, []) when every possible move sleeps."""
+    possible = [move for move in worth_trying(run.moves(answers=False)) if not asleep(sleep, move)]
+    if not possible:
+        return None, []
+    chosen = decide(tuple(possible), prefix, choices)
+    tried = [(move, True, run.footprint(move, every_answer=True)) for move in possible[:possible.index(chosen)]]
+    if chosen in run.held or batch_item(chosen) is not None:
+        answers = [move for move in run.answers(chosen) if not asleep(sleep, move, chosen)]
+        if not answers:
+            return None, []
+        chosen = decide(tuple(answers), prefix, choices)
+        tried += [(move, False, run.footprint(move)) for move in answers[:answers.index(chosen)]]
+    return chosen, tried
 
 
 def batch_item(move):
@@ -691,23 +744,21 @@ def batch_item(move):
     return int(item) if sign and item.isdigit() else None
 
 
-def worth_trying(moves, taken):
-    """The moves the explorer tries now, of those possible after `taken`: items of one transaction (or batch) made
-    visible back to back leave the same state in any order, and so do items of one BatchGetItem read back to back, so
-    such a run is tried in ascending order only; an item ahead of a lower one still hidden (or unread) is tried only
-    where another client's move can come between them."""
+def worth_trying(moves):
+    """The moves the explorer tries now, of those possible: when they are all items of one client's transaction (or
+    batch) to make visible, or of its BatchGetItem to read, they commute and nothing else can happen until one is
+    made, so only the lowest is tried (the sleep sets see to the rest: reduction.py)."""
     parsed = [item_move(move) for move in moves]
-    last = item_move(taken[-1]) if taken else (None, "", 0)
-    clients = {name for name, _, _ in parsed}
-    tried = []
-    for move, (name, kind, place) in zip(moves, parsed):
-        if kind in ("+", "@"):
-            after_a_higher = last[:2] == (name, kind) and place < last[2]
-            lowest = min(other for who, sign, other in parsed if (who, sign) == (name, kind))
-            if after_a_higher or (place != lowest and clients == {name}):
-                continue
-        tried.append(move)
-    return tried
+    if len({(name, kind) for name, kind, _ in parsed}) == 1 and parsed[0][1] in ("+", "@"):
+        return [moves[min(range(len(moves)), key=lambda place: parsed[place][2])]]
+    return list(moves)
+
+
+def transition(move):
+    """The request or item a move makes: ("alice", "", 0) for any answer or fault of her held request, ("alice", "+", 1)
+    for item 1 of her transaction made visible, ("alice", "@", 1) for item 1 of her BatchGetItem read."""
+    name, kind, place = item_move(move)
+    return (name, kind, place) if kind in ("+", "@") else (name, "", 0)
 
 
 def item_move(move):
@@ -784,14 +835,18 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     lab = lab or connect(quiet=True)
     server = model_server(lab, consistency)
     install_hold(lab.client)
-    rows, prefix, first = [], [], None
+    rows, prints, prefix, first, keys = [], [], [], None, Keys(lab.client)
     with exclusive(), trace.tracing(False), working(clients) as workers, modelled(server):
         new_session()
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
-            run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults)
+            run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults, keys)
+            prefix = next_prefix(choices)
+            if run.blocked:
+                continue
             first = first or run
+            prints.append(run.prints)
             results = {name: run.results[name] for name in clients}
             rows.append({"schedule": tuple(run.taken),
                          "steps": tuple(request.label for request in run.steps),
@@ -800,10 +855,9 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
                          "replies": tuple(request.reply for request in run.steps),
                          "results": results, "ok": bool(check(results)),
                          "write units": run.cost and run.cost[0], "on refused writes": run.cost and run.cost[1]})
-            prefix = next_prefix(choices)
     frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok",
                                         "write units", "on refused writes"])
-    return frame.assign(doomed_at=doomed_steps(frame))
+    return frame.assign(doomed_at=doomed_steps(frame, prints))
 
 
 def new_session():
@@ -812,25 +866,49 @@ def new_session():
     return LATEST["session"]
 
 
-def doomed_steps(frame):
+def doomed_steps(frame, prints=None):
     """Per failing schedule, the step (0-based) after which every continuation breaks the invariant; -1 if ok.
 
-    Every order was run, so for each prefix of a schedule we know all its continuations: the point of
-    no return is the shortest prefix none of whose continuations holds (0 for a scenario whose every
-    order fails from its first step on).
+    Every behaviour was run, so for each prefix of a schedule we know all its continuations: the point of no
+    return is the shortest prefix that begins no schedule that holds (0 for a scenario whose every order fails from its
+    first step on). With `prints` (the footprint of each step of each schedule, reduction.Footprint), a prefix begins
+    a schedule also when its steps can be brought to the schedule's front by swapping steps that commute: the
+    explorer ran one order of those.
     """
-    holds = set()
-    for schedule, ok in zip(frame["schedule"], frame["ok"]):
-        if ok:
-            holds.update(schedule[:length] for length in range(len(schedule) + 1))
+    holding = [row for row, ok in enumerate(frame["ok"]) if ok]
+    literal = {frame["schedule"][row][:length] for row in holding for length in range(len(frame["schedule"][row]) + 1)}
+    known = {}
+
+    def begins(row, length):
+        """True when the first `length` steps of schedule `row` begin some schedule that holds."""
+        prefix = tuple(zip(frame["schedule"][row][:length], prints[row][:length])) if prints else None
+        if frame["schedule"][row][:length] in literal or not prints:
+            return frame["schedule"][row][:length] in literal
+        if prefix not in known:
+            known[prefix] = any(trace_prefix(prefix, list(zip(frame["schedule"][other], prints[other])))
+                                for other in holding)
+        return known[prefix]
+
     doomed = []
-    for schedule, ok in zip(frame["schedule"], frame["ok"]):
+    for row, (schedule, ok) in enumerate(zip(frame["schedule"], frame["ok"])):
         if ok:
             doomed.append(-1)
             continue
-        length = next(n for n in range(len(schedule) + 1) if schedule[:n] not in holds)
+        length = next(n for n in range(len(schedule) + 1) if not begins(row, n))
         doomed.append(max(length - 1, 0))
     return doomed
+
+
+def trace_prefix(prefix, schedule):
+    """True when the steps `prefix` ((move, footprint) pairs) can be brought to the front of `schedule`, in their order,
+    by swapping neighbouring steps that commute."""
+    rest = list(schedule)
+    for step in prefix:
+        place = next((place for place, other in enumerate(rest) if other == step), None)
+        if place is None or not all(commute(other[1], step[1]) for other in rest[:place]):
+            return False
+        del rest[place]
+    return True
 
 
 def replay(clients, reset, schedule, check=None, *, lab=None, timeout=CLIENT_TIMEOUT,

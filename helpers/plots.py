@@ -298,8 +298,8 @@ def orders(frame, broken, outcome=None):
                            marker={"symbol": "square-open", "size": 14, "color": COLOURS["lost"], "line": {"width": 3}})
     bad = int((~frame["ok"]).sum())
     figure.update_layout(
-        title={"text": f"{bad} of {len(frame)} possible orders {broken}" if bad
-               else f"None of the {len(frame)} possible orders {broken}", "y": 0.98, "yanchor": "top"},
+        title={"text": f"{bad} of {len(frame)} distinct orders {broken}" if bad
+               else f"None of the {len(frame)} distinct orders {broken}", "y": 0.98, "yanchor": "top"},
         barmode="overlay", height=150 + 30 * len(rows), margin={"t": 80, "r": 20, "b": 50},
         xaxis={"title": "step (one request reaches DynamoDB)", "range": [-0.1, longest * 1.9 + 1], "dtick": 1,
                "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},

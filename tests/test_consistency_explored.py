@@ -215,7 +215,7 @@ def test_racy_increments_with_default_reads_reach_exactly_the_model_s_outcomes(t
                      consistency="dynamodb")
     strong = explore({"alice": racy, "bob": racy}, start(table, a=0), lambda _: True, consistency="strong")
     assert outcomes(orders, "alice", "bob") == model_outcomes([model_racy, model_racy], {"a": 0})
-    assert (len(strong), len(orders), int((~orders["ok"]).sum())) == (6, 8, 6)
+    assert (len(strong), len(orders), int((~orders["ok"]).sum())) == (4, 6, 4)
     assert "bob: GetItem (stale: {PK: 'ACCOUNT#a', SK: 'BALANCE'} without alice's PutItem)" in {
         step for steps in orders["steps"] for step in steps}
 
@@ -316,8 +316,7 @@ def test_items_made_visible_back_to_back_are_one_behaviour_and_out_of_turn_only_
                       lambda _: True)
     assert list(alone["schedule"]) == [("transfer", "transfer+0", "transfer+1")]
     assert not any(back_to_back_descending(schedule) for schedule in watched["schedule"])
-    assert ("transfer", "transfer+1", "reader@0", "reader@1", "transfer+0") in set(watched["schedule"])
-    assert ("transfer", "transfer+1", "reader@1", "transfer+0", "reader@0") in set(watched["schedule"])
+    assert any(schedule.index("transfer+1") < schedule.index("transfer+0") for schedule in watched["schedule"])
     assert outcomes(watched, "transfer", "reader") == {("OK", (100, 100)), ("OK", (90, 100)), ("OK", (100, 110)),
                                                        ("OK", (90, 110))}
 

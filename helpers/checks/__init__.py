@@ -146,14 +146,14 @@ def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explor
     if consistency == "strong":
         return None, held_in(faulted, faults, consistency)
     with_faults = FAULT_WORDS[tuple(sorted(faults))]
-    return None, f"{held_in(orders)}, and in all {len(faulted)} orders with {with_faults}{STRONG}"
+    return None, f"{held_in(orders)}, and in all {len(faulted)} distinct orders with {with_faults}{STRONG}"
 
 
 def held_in(orders, faults=(), consistency=explore.DEFAULT_CONSISTENCY):
     """', and in all 24 orders of the exhaustive stage' (with the faults they included, and what the reads were if
     less than DynamoDB's): a pass's last words."""
     included = f", {FAULT_WORDS[tuple(sorted(faults))]} included" if faults else ""
-    return f", and in all {len(orders)} orders of the exhaustive stage{included}{strong_words(consistency)}"
+    return f", and in all {len(orders)} distinct orders of the exhaustive stage{included}{strong_words(consistency)}"
 
 
 def strong_words(consistency):
@@ -184,7 +184,7 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
     names = f"{', '.join(others)} and {last}" if others else last
     broken = int((~orders["ok"]).sum())
     message = (f"{' -> '.join(told(first)) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
-               f"orders in which {names}'s requests can reach DynamoDB{strong_words(consistency)}){cause(first)}")
+               f"distinct orders in which {names}'s requests can reach DynamoDB{strong_words(consistency)}){cause(first)}")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders,
                   consistency, faults), orders
 

@@ -1,0 +1,116 @@
+"""Which orders are one behaviour: moves that commute, and the sleep sets that run each class of orders once.
+
+Two moves commute when they touch no item in common, or only read it: run in either order, they leave the same items,
+the same copies and the same answers. The items a move touches come from its request's body (a Scan or Query
+touches its whole table, an operation on no item every table). A read answered stale moves a follower forward (and
+an index read moves the index's copy), so two such reads of one item do not commute; two moves that could each spend
+the same fault of an order (its one lost response, its one crash) do not either. Moves of one client follow each
+other, except the items of one of its transactions made visible, or of one of its BatchGetItems read, which are
+moves of their own and commute with each other.
+
+Orders that differ only by swapping neighbouring moves that commute (one Mazurkiewicz trace) are one behaviour: a
+learner cannot tell them apart by any answer, any result or the final state. The explorer runs one of each, by
+sleep sets (Godefroid, "Partial-Order Methods for the Verification of Concurrent Systems", 1996; the reduction under
+CHESS's and loom's searches): once every order that starts with move t at some point has been run, t "sleeps" in
+the orders that start with a later sibling u there, until a move that does not commute with t is made; a sleeping
+move is not tried. A run in which every possible move sleeps repeats a behaviour already run; it is abandoned
+and not counted.
+"""
+import json
+from dataclasses import dataclass
+
+EVERYTHING = ("*", "*")
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What a move touches: its client, the items (table, key) it reads or writes, whether it writes them, whether it
+    moves a copy (a stale or index read), and the fault it spends, if any."""
+
+    client: str
+    items: frozenset
+    writes: bool
+    moves_copy: bool = False
+    fault: str = ""
+
+
+def commute(first, second):
+    """True when the two moves leave the same state and answers in either order."""
+    if first.fault and first.fault == second.fault:
+        return False
+    if not any(overlap(one, other) for one in first.items for other in second.items):
+        return True
+    return not (first.writes or second.writes or (first.moves_copy and second.moves_copy))
+
+
+def overlap(one, other):
+    """True when two items (table, key) may be the same item: equal, or either stands for a whole table or for all."""
+    if EVERYTHING in (one, other):
+        return True
+    return one[0] == other[0] and (one == other or "*" in (one[1], other[1]))
+
+
+class Keys:
+    """The items a request names, as (table, key): key attributes as DynamoDB's DescribeTable gives them, per table."""
+
+    def __init__(self, client):
+        self.client, self.names = client, {}
+
+    def item(self, table, attributes):
+        """(table, the key of `attributes` in it), or the whole table when it cannot be told."""
+        if table not in self.names:
+            try:
+                schema = self.client.describe_table(TableName=table)["Table"]["KeySchema"]
+                self.names[table] = [part["AttributeName"] for part in schema]
+            except Exception:  # a table that does not exist (yet): the request's own answer will say so
+                self.names[table] = None
+        names = self.names[table]
+        if names is None or not isinstance(attributes, dict):
+            return table, "*"
+        return table, json.dumps([attributes.get(name) for name in names], sort_keys=True)
+
+    def named(self, operation, body):
+        """[(table, key)] of the items a request names, in the order its body names them; its table for a Query or
+        Scan; everything for an operation on no item."""
+        if operation in ("GetItem", "UpdateItem", "DeleteItem"):
+            return [self.item(body.get("TableName"), body.get("Key"))]
+        if operation == "PutItem":
+            return [self.item(body.get("TableName"), body.get("Item"))]
+        if operation in ("Query", "Scan"):
+            return [(body.get("TableName"), "*")]
+        if operation in ("TransactWriteItems", "TransactGetItems"):
+            return [self.item(detail.get("TableName"), detail.get("Item") or detail.get("Key"))
+                    for action in body.get("TransactItems", []) for detail in action.values() if isinstance(detail, dict)]
+        if operation == "BatchGetItem":
+            return [self.item(table, key) for table, request in (body.get("RequestItems") or {}).items()
+                    if isinstance(request, dict) for key in request.get("Keys") or []]
+        if operation == "BatchWriteItem":
+            return [self.item(table, (request.get("PutRequest") or {}).get("Item")
+                              or (request.get("DeleteRequest") or {}).get("Key"))
+                    for table, requests in (body.get("RequestItems") or {}).items() for request in requests
+                    if isinstance(request, dict)]
+        return [EVERYTHING]
+
+    def written(self, operation, body):
+        """[(table, key)] of the items a TransactWriteItems or BatchWriteItem writes, in the order its items become
+        visible by place (its ConditionChecks left out)."""
+        if operation == "TransactWriteItems":
+            return [self.item(detail.get("TableName"), detail.get("Item") or detail.get("Key"))
+                    for action in body.get("TransactItems", []) for kind, detail in action.items()
+                    if kind in ("Put", "Update", "Delete") and isinstance(detail, dict)]
+        return self.named(operation, body)
+
+
+def asleep(sleep, move, base=None):
+    """True when `move` sleeps. Without `base`, `move` stands for every answer its request may get; with it, `move` is
+    one answer to request `base`, asleep on its own or with all of that request's answers."""
+    if base is None:
+        return any(entry == move and every for entry, every, _ in sleep)
+    return any(entry == move or (entry == base and every) for entry, every, _ in sleep)
+
+
+def wake(sleep, taken, footprint, same):
+    """The sleep set after making move `taken` (its footprint given): the entries that commute with it, less those that
+    are `taken` itself or another answer to the same request (same(entry) is True for those)."""
+    return [(entry, every, print_) for entry, every, print_ in sleep
+            if not same(entry) and commute(print_, footprint)]
