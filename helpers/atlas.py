@@ -357,7 +357,7 @@ def dirty_write(table, client, row):
         owners = {table.get_item(Key=key, ConsistentRead=True)["Item"]["owner"] for key in (X, Y)}
         return len(owners) == 1
     return Scenario({"alice": write("alice"), "bob": write("bob")}, put_numbers(table, x=0, y=0), holds=holds,
-                    how="the second transaction waits its turn or is cancelled")
+                    how="a transaction that meets the other in flight is cancelled (TransactionConflict), never queued")
 
 
 DOCTORS = {"alice": {"PK": "DOCTOR#alice", "SK": "ON-CALL"}, "bob": {"PK": "DOCTOR#bob", "SK": "ON-CALL"}}
