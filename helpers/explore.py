@@ -139,7 +139,10 @@ class Request:
 
     @property
     def summary(self):
-        """The request in one line: 'PutItem {PK: 'seat#14C', holder: 'alice'} if version = 1'."""
+        """The request in one line: 'PutItem {PK: 'seat#14C', holder: 'alice'} if version = 1' (a BatchGetItem read item
+        by item: the item it read last, with the request)."""
+        if self.read_last is not None:
+            return f"{self.operation}: read {self.items[self.read_last]}"
         return request_summary(self.operation, self.body)
 
     @property
