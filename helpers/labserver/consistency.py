@@ -482,8 +482,10 @@ class Model:
         return [i for i in reversed(shown) if i >= oldest]
 
     def choices(self, target, params, apply, client=None, batch_read=None):
-        """Explored: the distinct answers this read may get now, each with the versions that give it (oldest
-        first among equal answers, which leaves the copies the most freedom) and a label naming what is stale."""
+        """Explored: the distinct answers this read may get now, the latest first, each with the versions that give it
+        and a label naming what is stale. The latest answer reads the newest versions, which moves no copy, even where
+        an older version would give the same answer; among other equal answers, the oldest versions, which leave the
+        copies the most freedom."""
         now = time.monotonic()
         reads = unread(read_views(target, params), self.batch_reads.get(batch_read, {}))
         options = self.options(reads, now, client)
@@ -495,11 +497,11 @@ class Model:
         latest = {identity: history.position(LEADER, now) for table_name, _, keys in reads
                   for identity, history in self.histories_of(table_name, keys)}
         answers = {}
-        for combination in combinations:
+        for combination in combinations:  # the first is every item's newest version: the latest answer
             versions = dict(zip(identities, combination))
             body = self.answer_with({**latest, **versions}, apply)[2]
             kept = answers.get(body)
-            if kept is None or sum(combination) < sum(kept.values()):
+            if kept is None or (kept is not next(iter(answers.values())) and sum(combination) < sum(kept.values())):
                 answers[body] = versions
         return [{"versions": versions, "label": self.label(versions, now)} for versions in answers.values()]
 
