@@ -49,6 +49,7 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
+from dataclasses import replace
 from math import factorial, prod
 
 import pandas as pd
@@ -530,15 +531,18 @@ class Run:
         name, kind, place = parse_move(move)
         held, item = self.held[name], batch_item(move)
         if isinstance(held, Reveal):
-            return Footprint(name, frozenset([self.keys.written(held.request.operation, held.request.body)[place]]), True)
+            written = self.keys.written(held.request.operation, held.request.body)
+            last = held.request.operation == "TransactWriteItems" and held.hidden == [place]
+            return Footprint(name, frozenset([written[place]]), True, frees=frozenset(written) if last else frozenset())
         stale = kind == "~" or (every_answer and self.modelled)
         if item is not None:
             return Footprint(name, frozenset([self.keys.named(held.operation, held.body)[item]]), False, stale)
         items = frozenset(self.keys.named(held.operation, held.body))
-        if held.operation in READS or held.operation == "TransactGetItems":
-            index = self.modelled and "IndexName" in held.body
-            return Footprint(name, items, False, held.operation != "TransactGetItems" and (stale or index))
-        return Footprint(name, items, True, fault=place if kind == "!" else "")
+        if held.operation == "TransactGetItems":
+            return Footprint(name, items, False, meets_transactions=True)
+        if held.operation in READS:
+            return Footprint(name, items, False, stale or (self.modelled and "IndexName" in held.body))
+        return Footprint(name, items, True, fault=place if kind == "!" else "", meets_transactions=True)
 
     def stop(self):
         """Release every thread (each held request raises Stopped) and wait up to a second for them."""
@@ -713,9 +717,13 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
                     server.post({"settle": True})  # no transaction of the abandoned run stays ongoing
                 break
             step, footprint = transition(chosen), run.footprint(chosen)
-            sleep = wake(sleep + tried, chosen, footprint, lambda entry: transition(entry) == step)
+            sleeping = [(entry, every, run.footprint(entry, every)) for entry, every in sleep + tried
+                        if transition(entry) != step]  # each as it stands now, before the move
+            made = run.release(chosen)
+            if footprint.writes and not footprint.fault and getattr(made, "answer", "OK") != "OK":
+                footprint = replace(footprint, writes=False)  # refused or cancelled: it only read its items
+            sleep = wake(sleeping, footprint)
             run.prints.append(footprint)
-            run.release(chosen)
     except BaseException:
         run.stop()
         raise
@@ -729,13 +737,13 @@ def choose(run, prefix, choices, sleep):
     if not possible:
         return None, []
     chosen = decide(tuple(possible), prefix, choices)
-    tried = [(move, True, run.footprint(move, every_answer=True)) for move in possible[:possible.index(chosen)]]
+    tried = [(move, True) for move in possible[:possible.index(chosen)]]
     if chosen in run.held or batch_item(chosen) is not None:
         answers = [move for move in run.answers(chosen) if not asleep(sleep, move, chosen)]
         if not answers:
             return None, []
         chosen = decide(tuple(answers), prefix, choices)
-        tried += [(move, False, run.footprint(move)) for move in answers[:answers.index(chosen)]]
+        tried += [(move, False) for move in answers[:answers.index(chosen)]]
     return chosen, tried
 
 
@@ -904,14 +912,22 @@ def doomed_steps(frame, prints=None):
 
 def trace_prefix(prefix, schedule):
     """True when the steps `prefix` ((move, footprint) pairs) can be brought to the front of `schedule`, in their order,
-    by swapping neighbouring steps that commute."""
+    by swapping neighbouring steps that commute (two steps of one client never do, but items of one of its
+    transactions made visible or of one of its BatchGetItems read)."""
     rest = list(schedule)
     for step in prefix:
         place = next((place for place, other in enumerate(rest) if other == step), None)
-        if place is None or not all(commute(other[1], step[1]) for other in rest[:place]):
+        if place is None or not all(swaps(other, step) for other in rest[:place]):
             return False
         del rest[place]
     return True
+
+
+def swaps(first, second):
+    """True when two steps ((move, footprint) pairs) of an order may be swapped."""
+    if first[1].client == second[1].client and not {transition(first[0])[1], transition(second[0])[1]} <= {"+", "@"}:
+        return False
+    return commute(first[1], second[1])
 
 
 def replay(clients, reset, schedule, check=None, *, lab=None, timeout=CLIENT_TIMEOUT,

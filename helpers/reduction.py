@@ -4,9 +4,13 @@ Two moves commute when they touch no item in common, or only read it: run in eit
 the same copies and the same answers. The items a move touches come from its request's body (a Scan or Query
 touches its whole table, an operation on no item every table). A read answered stale moves a follower forward (and
 an index read moves the index's copy), so two such reads of one item do not commute; two moves that could each spend
-the same fault of an order (its one lost response, its one crash) do not either. Moves of one client follow each
-other, except the items of one of its transactions made visible, or of one of its BatchGetItems read, which are
-moves of their own and commute with each other.
+the same fault of an order (its one lost response, its one crash) do not either. Making an item of a transaction
+visible may end the transaction (when it is the last), which frees all of its items: such a move does not commute
+with a write, a transaction or a TransactGetItems naming any of them, whose answer depends on whether the
+transaction is still ongoing (a plain read's does not). A write that was refused or cancelled changed nothing: it
+commutes as a read of its items would. Moves of one client follow each other, except the items of one of its
+transactions made visible, or of one of its BatchGetItems read, which are moves of their own and commute with each
+other.
 
 Orders that differ only by swapping neighbouring moves that commute (one Mazurkiewicz trace) are one behaviour: a
 learner cannot tell them apart by any answer, any result or the final state. The explorer runs one of each, by
@@ -25,22 +29,32 @@ EVERYTHING = ("*", "*")
 @dataclass(frozen=True)
 class Footprint:
     """What a move touches: its client, the items (table, key) it reads or writes, whether it writes them, whether it
-    moves a copy (a stale or index read), and the fault it spends, if any."""
+    moves a copy (a stale or index read), the fault it spends, if any, the items whose transaction it may end
+    (`frees`), and whether its answer depends on an ongoing transaction (`meets_transactions`)."""
 
     client: str
     items: frozenset
     writes: bool
     moves_copy: bool = False
     fault: str = ""
+    frees: frozenset = frozenset()
+    meets_transactions: bool = False
 
 
 def commute(first, second):
     """True when the two moves leave the same state and answers in either order."""
     if first.fault and first.fault == second.fault:
         return False
+    if frees(first, second) or frees(second, first):
+        return False
     if not any(overlap(one, other) for one in first.items for other in second.items):
         return True
     return not (first.writes or second.writes or (first.moves_copy and second.moves_copy))
+
+
+def frees(first, second):
+    """True when `first` may end a transaction holding an item `second` meets."""
+    return second.meets_transactions and any(overlap(one, other) for one in first.frees for other in second.items)
 
 
 def overlap(one, other):
@@ -102,15 +116,16 @@ class Keys:
 
 
 def asleep(sleep, move, base=None):
-    """True when `move` sleeps. Without `base`, `move` stands for every answer its request may get; with it, `move` is
-    one answer to request `base`, asleep on its own or with all of that request's answers."""
+    """True when `move` sleeps (`sleep`: (move, every answer) entries). Without `base`, `move` stands for every answer
+    its request may get; with it, `move` is one answer to request `base`, asleep on its own or with all of that
+    request's answers."""
     if base is None:
-        return any(entry == move and every for entry, every, _ in sleep)
-    return any(entry == move or (entry == base and every) for entry, every, _ in sleep)
+        return any(entry == move and every for entry, every in sleep)
+    return any(entry == move or (entry == base and every) for entry, every in sleep)
 
 
-def wake(sleep, taken, footprint, same):
-    """The sleep set after making move `taken` (its footprint given): the entries that commute with it, less those that
-    are `taken` itself or another answer to the same request (same(entry) is True for those)."""
-    return [(entry, every, print_) for entry, every, print_ in sleep
-            if not same(entry) and commute(print_, footprint)]
+def wake(sleeping, footprint):
+    """The sleep set after a move with this footprint: of `sleeping` ((move, every answer, its footprint as it stood
+    before the move) entries, the move itself and other answers to its request left out), those that commute with it.
+    A footprint is taken as the move stands at that point: an item made visible ends its transaction only if last."""
+    return [(entry, every) for entry, every, print_ in sleeping if commute(print_, footprint)]

@@ -528,3 +528,34 @@ def test_a_write_to_an_item_of_an_ongoing_batch_lands_before_or_after_the_batch_
     assert outcomes(orders, "writer", "withdraw") == expected
     assert {withdraw for _, withdraw in expected} == {95, 105, 110}, "before the batch's put, after it, or overwritten"
     assert "TransactionConflictException" not in {answer for answers in orders["answers"] for answer in answers}
+
+
+def test_the_last_item_made_visible_ends_the_transaction_so_it_never_commutes_with_one_that_meets_it(lab, table):
+    def debit(account):
+        def send():
+            try:
+                lab.client.transact_write_items(TransactItems=[
+                    {"Update": {"TableName": TABLE, "Key": A, "UpdateExpression": "SET balance = balance - :a",
+                                "ExpressionAttributeValues": {":a": 10}}},
+                    {"Put": {"TableName": TABLE, "Item": {"PK": f"ACCOUNT#{account}", "SK": "BALANCE", "balance": 1}}}])
+                return "OK"
+            except lab.client.exceptions.TransactionCanceledException:
+                return "cancelled"
+        return send
+    orders = explore({"alice": debit("b"), "bob": debit("c")}, start(table, a=100), lambda _: True)
+    results = [(row["alice"], row["bob"]) for row in orders["results"]]
+    assert len(orders) == 6, "the other meets it before either item, between them, or not at all: 3 for each first"
+    assert (results.count(("OK", "cancelled")), results.count(("cancelled", "OK")), results.count(("OK", "OK"))) == (
+        2, 2, 2)
+
+
+def test_a_client_s_own_requests_never_swap_when_the_point_of_no_return_is_found(lab, table):
+    def writer():
+        table.put_item(Item={**A, "balance": 1})
+
+    def reader():
+        return balance(table, A), balance(table, A)
+    orders = explore({"writer": writer, "reader": reader}, start(table, a=0),
+                     lambda results: results["reader"] != (1, 0))
+    broken = orders[~orders["ok"]]
+    assert len(broken) == 1 and list(broken["doomed_at"]) == [len(broken["schedule"].iloc[0]) - 1]
