@@ -583,7 +583,7 @@ def figure(cells):
     chart = go.Figure(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}", textfont={"size": 13},
                                  hovertext=hover, hoverinfo="text", colorscale=COLOURS, zmin=0, zmax=2,
                                  showscale=False, xgap=2, ygap=2))
-    chart.update_layout(title={"text": "The isolation atlas: ✓ prevented in every order · — occurs (orders k/n) · "
+    chart.update_layout(title={"text": "The isolation atlas: ✓ prevented in every order · — occurs (distinct orders k/n) · "
                                        "blank: does not apply", "y": 0.98},
                         height=660, width=1150, margin={"l": 260, "t": 130, "b": 20},
                         xaxis={"side": "top", "tickangle": 0, "tickfont": {"size": 11}, "tickvals": columns,

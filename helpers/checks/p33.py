@@ -21,12 +21,12 @@ def check_query_row(predicted_row):
              if prediction[column] != cell.verdict]
     if wrong:
         return Report(EXERCISE, False, "; ".join(wrong) + ".", len(cells), log)
-    return Report(EXERCISE, True, f"every column as you said, over {int(log['orders'].sum())} explored orders.",
+    return Report(EXERCISE, True, f"every column as you said, over {int(log['orders'].sum())} explored distinct orders.",
                   len(cells), log)
 
 
 def telling(cell):
     """What the explorer found for a cell, in words."""
     if cell.verdict == "occurs":
-        return f"occurs in {cell.occurs} of {cell.orders} orders"
-    return f"is prevented in all {cell.orders} orders ({cell.words})"
+        return f"occurs in {cell.occurs} of {cell.orders} distinct orders"
+    return f"is prevented in all {cell.orders} distinct orders ({cell.words})"
