@@ -70,7 +70,7 @@ def test_each_explored_order_says_what_its_requests_cost(lab, knobs_off):
     orders = explore({"a": version_checked, "b": version_checked}, reset, lambda results: True)
     assert (orders["write units"] == 2).all()
     interleaved = orders["steps"].map(lambda steps: steps[1].endswith("GetItem"))
-    assert (orders.loc[interleaved, "on refused writes"] == 1).all() and interleaved.sum() == 4
+    assert (orders.loc[interleaved, "on refused writes"] == 1).all() and interleaved.sum() == 2
     assert (orders.loc[~interleaved, "on refused writes"] == 0).all()
 
 
