@@ -1,4 +1,6 @@
 """The notebook 29 checkers pass correct solutions and catch the broken ones learners write."""
+import random
+import time
 
 import pytest
 from botocore.exceptions import ClientError
@@ -47,6 +49,39 @@ def release_under(condition, action="REMOVE #o, expiresAt"):
                 raise
             return False
     return release
+
+
+def in_one_transaction(table, update, attempts=5):
+    """A write as a one-action TransactWriteItems (`update`: its Update action, without TableName), sent again after a
+    jittered backoff while it meets another transaction, at most `attempts` times; True if applied, False if its
+    condition refused it."""
+    for attempt in range(attempts):
+        try:
+            table.meta.client.transact_write_items(TransactItems=[{"Update": {"TableName": table.name, **update}}])
+            return True
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            if "TransactionConflict" not in [reason["Code"] for reason in error.response["CancellationReasons"]]:
+                return False
+            time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
+    raise RuntimeError("the lock kept meeting other transactions")
+
+
+def renew_in_a_transaction(table, name, owner, now, lease=2):
+    """Also correct: the conditional renew as a one-action transaction, sent again on a conflict."""
+    return in_one_transaction(table, {
+        "Key": {"PK": f"LOCK#{name}", "SK": "LOCK"}, "UpdateExpression": "SET expiresAt = :later",
+        "ConditionExpression": "#o = :me AND expiresAt >= :now", "ExpressionAttributeNames": {"#o": "owner"},
+        "ExpressionAttributeValues": {":me": owner, ":now": now, ":later": now + lease}})
+
+
+def release_in_a_transaction(table, name, owner, token):
+    """Also correct: the conditional release as a one-action transaction, sent again on a conflict."""
+    return in_one_transaction(table, {
+        "Key": {"PK": f"LOCK#{name}", "SK": "LOCK"}, "UpdateExpression": "REMOVE #o, expiresAt",
+        "ConditionExpression": "#o = :me AND fence = :token", "ExpressionAttributeNames": {"#o": "owner"},
+        "ExpressionAttributeValues": {":me": owner, ":token": token}})
 
 
 RENEW_RACE = ("alice: GetItem -> bob: PutItem -> alice: UpdateItem: 2 workers were told they hold the lock "
@@ -177,6 +212,29 @@ def test_a_release_that_reads_then_writes_is_caught_freeing_the_takeover():
                               "now=1003 got token 2, but the lock item then holds fence 2: a release with token 1 "
                               "freed the newer grant; the condition must check the token (fence = :token) in the same "
                               f"write (in 1 of the 3 {ORDERS}")
+
+
+@pytest.mark.parametrize("checker, transactional", [(check_renew, renew_in_a_transaction),
+                                                     (check_release, release_in_a_transaction)],
+                         ids=["renew", "release"])
+def test_a_lock_written_as_a_one_action_transaction_passes_though_the_takeover_meets_it_in_flight(lab, checker,
+                                                                                                transactional):
+    """On DynamoDB the checker's own takeover (a plain write) can meet the learner's transaction in flight and be
+    refused with TransactionConflictException; the checker must send it again itself, not blame the learner."""
+    refused_plain_writes = []
+
+    def count(parsed, model, **_):
+        if parsed.get("Error", {}).get("Code") == "TransactionConflictException":
+            refused_plain_writes.append(model.name)
+
+    lab.client.meta.events.register("after-call.dynamodb", count)
+    try:
+        report = checker(transactional)
+    finally:
+        lab.client.meta.events.unregister("after-call.dynamodb", count)
+    assert report.passed, report.message
+    if lab.kind == "embedded":  # only the lab server keeps a transaction ongoing for the takeover to meet
+        assert refused_plain_writes, "in some order the takeover met the transaction in flight, and was sent again"
 
 
 def test_a_release_judged_by_the_token_alone_passes():
