@@ -3,7 +3,7 @@ from boto3.dynamodb.conditions import Attr
 
 from ..explore import TooManyOrders
 from ..tables import fresh_table
-from . import attack, exhaustive
+from . import attack, exhaustive, explored
 
 TABLE = "p26-unique-constraints"
 CONTESTED = "neo@example.com"
@@ -98,8 +98,16 @@ def sign_up_calls(table, n):
 
 
 def one_address_two_users(table):
-    """The exhaustive stage: u0 and u1 want the contested address in two spellings, each with its own phone number."""
+    """The first exhaustive stage: u0 and u1 want the contested address in two spellings, each with its own phone
+    number."""
     return [(table, "u0", SPELLINGS[0], "+15552000"), (table, "u1", SPELLINGS[1], "+15552001")]
+
+
+def one_phone_two_users(table):
+    """The second: u0 and u1 want the contested phone number, each with an address of its own. A sign-up that meets
+    the other's transaction in flight is cancelled for a TransactionConflict on the phone number's sentinel, and its
+    address is free: an answer 'email' without retrying is wrong in that order, as 'phone' is in the first stage."""
+    return [(table, "u0", "u0@example.com", CONTESTED_PHONE), (table, "u1", "u1@example.com", CONTESTED_PHONE)]
 
 
 def crashed(log):
@@ -184,7 +192,8 @@ def sign_up_problem(items, log):
 def check_sign_up_user(sign_up_user):
     """Attack sign_up_user(table, user_id, email, phone): two users claim one address in two spellings, in every order
     with a crash after any write, then in every order as DynamoDB runs transactions (a conflict must be retried), then
-    many at once on a server as weak as DynamoDB, half of them racing for one phone number instead."""
+    two users claim one phone number the same way, then many at once on a server as weak as DynamoDB, half of them
+    racing for one phone number instead."""
     def invariant(table, log):
         return (raised(log) or contest_problem(log, 2, CONTESTED, str.lower)
                 or contest_problem(log, 3, CONTESTED_PHONE, str) or sign_up_problem(everything(table), log))
@@ -197,18 +206,33 @@ def check_sign_up_user(sign_up_user):
     try:
         crashed_first, _ = exhaustive("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), one_address_two_users,
                                       invariant, faults=("crash",), consistency="strong")
+        crashes = True
     except TooManyOrders:
-        crashed_first = None
-    report = crashed_first or attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), sign_up_calls,
-                                     invariant, orders_of=one_address_two_users)
-    return crashes_said(report) if crashed_first is None else report
+        crashed_first, crashes = None, False
+    if crashed_first:
+        return crashed_first
+    # A conflict on the address, then one on the phone number: in each, the right answer after retrying the conflict
+    # names the value the other sign-up took, so a conflict answered 'email' (or 'phone') without retrying is wrong
+    # in one of them.
+    try:
+        on_address, address_orders = explored("sign_up_user", sign_up_user, lambda: fresh_table(TABLE),
+                                              one_address_two_users, invariant)
+    except TooManyOrders:
+        on_address, address_orders = None, None
+    report = on_address or attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), sign_up_calls, invariant,
+                                  orders_of=one_phone_two_users)
+    return explored_before(report, address_orders, crashes)
 
 
-def crashes_said(report):
-    """A passing report that also says the crashes were explored (a failing one is left as it is)."""
+def explored_before(report, address_orders, crashes):
+    """A passing report that also says what was explored before its exhaustive stage (two sign-ups after one phone
+    number): the orders of two after one address, and the crashes; a failing one is left as it is."""
     if report.passed:
-        report.message += ("; and, before it, in every order with a crash after any write (each transaction "
-                           "applied at once)")
+        before = ([f"in all {len(address_orders)} distinct orders of two sign-ups after one address"]
+                  if address_orders is not None else [])
+        before += ["in every order with a crash after any write (each transaction applied at once)"] if crashes else []
+        report.message += " (two sign-ups after one phone number)" + (f"; and, before it, {' and '.join(before)}"
+                                                                       if before else "")
     return report
 
 
