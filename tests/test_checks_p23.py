@@ -1,4 +1,8 @@
 """The notebook 23 checkers pass a correct optimistic-locking loop and catch the classic broken ones."""
+import itertools
+import random
+import time
+
 import pytest
 from botocore.exceptions import ClientError
 
@@ -16,9 +20,12 @@ def from_the_notebook(*names):
     return functions
 
 
-def change_with_version_check(table, change, attempts=25, consistent=True):
-    """Read, apply change(balance) -> new balance or None (refuse), write only if the version is unchanged."""
-    for _ in range(attempts):
+def change_with_version_check(table, change, attempts=25, consistent=True, backoff=0):
+    """Read, apply change(balance) -> new balance or None (refuse), write only if the version is unchanged; after a
+    refusal, sleep up to backoff * 2 ** attempt (jittered), and retry, at most `attempts` times (None: forever)."""
+    for attempt in range(attempts) if attempts else itertools.count():
+        if attempt and backoff:
+            time.sleep(random.uniform(0, backoff * 2 ** attempt))
         item = table.get_item(Key=ACCOUNT, ConsistentRead=consistent)["Item"]
         balance = change(item["balance"])
         if balance is None:
@@ -52,6 +59,23 @@ def withdraw_reading_by_default(table, amount):
     """Also correct: a stale read can only show more money than there is here, and the version check refuses the write."""
     return change_with_version_check(table, lambda balance: balance - amount if balance >= amount else None,
                                      consistent=False)
+
+
+def deposit_backing_off(table, amount):
+    """Also correct: 25 attempts, each refusal followed by a jittered exponential backoff that is never capped (up to
+    2 ** 24 * 10 ms before the last: the checker must not wait for it)."""
+    return change_with_version_check(table, lambda balance: balance + amount, backoff=0.01)
+
+
+def deposit_retrying_forever(table, amount):
+    """Broken: the version-checked loop, with no bound: it waits as long as other writers keep winning."""
+    return change_with_version_check(table, lambda balance: balance + amount, attempts=None)
+
+
+def withdraw_retrying_forever(table, amount):
+    """Broken: the same for a withdrawal."""
+    return change_with_version_check(table, lambda balance: balance - amount if balance >= amount else None,
+                                     attempts=None)
 
 
 def deposit_without_version_check(table, amount):
@@ -139,6 +163,24 @@ def test_the_notebooks_solutions_pass_both_stages(lab):
     for report in check_deposit(deposit_solution), check_withdraw(withdraw_solution):
         assert report.passed, report.message
         assert report.message.endswith("and in all 6 orders of the exhaustive stage")
+
+
+def test_a_loop_with_a_backoff_that_would_sleep_for_days_passes_without_the_checker_waiting(lab):
+    report = check_deposit(deposit_backing_off)
+    assert report.passed, report.message
+
+
+@pytest.mark.parametrize("checker, loop, exercise, then", [
+    (check_deposit, deposit_retrying_forever, "deposit", "returned True"),
+    (check_withdraw, withdraw_retrying_forever, "withdraw", "returned True")], ids=["deposit", "withdraw"])
+def test_a_loop_that_never_gives_up_is_caught_by_a_writer_that_wins_25_races(lab, checker, loop, exercise, then):
+    report = checker(loop)
+    assert not report.passed
+    assert report.message == (
+        f"another writer deposited 10 before each of {exercise}'s writes, so its version check was refused 25 times in "
+        f"a row, and {exercise} tried again instead of giving up (26 attempts in all, then {then}): raise after 25 "
+        "attempts, as the exercise asks. A loop with no bound keeps its caller waiting as long as others keep "
+        "winning; the error tells it to try later (one call at a time)")
 
 
 def test_a_deposit_without_the_version_check_loses_updates(lab, run):

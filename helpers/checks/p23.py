@@ -1,4 +1,7 @@
 """Checkers for notebook 23 (optimistic locking)."""
+import threading
+import time
+
 from botocore.exceptions import ClientError
 
 from ..tables import fresh_table
@@ -9,6 +12,11 @@ ACCOUNT = {"PK": "ACCOUNT#a1", "SK": "META"}
 PLAYLIST = {"PK": "PLAYLIST#p1", "SK": "META"}
 SIZES = (2, 5, 10, 20)
 START_BALANCE = 100
+ATTEMPTS = 25  # the exercise: "give up (raise) after 25 attempts: with at most 20 callers a correct loop never needs
+# more"
+RIVAL_DEPOSIT = 10
+WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
+PATIENCE = 10  # seconds a probed call may take; one that sleeps longer between attempts is given the benefit of doubt
 
 
 def fresh_account():
@@ -45,7 +53,8 @@ def check_deposit(deposit):
             return "a deposit returned something other than True"
         return ledger_problem(table, len(log), START_BALANCE + 10 * len(log))
 
-    return attack("deposit", deposit, fresh_account, lambda table, n: [(table, 10)] * n, invariant, sizes=SIZES)
+    return attack("deposit", deposit, fresh_account, lambda table, n: [(table, 10)] * n, invariant, sizes=SIZES,
+                  probe=lambda table: outlasted("deposit", deposit, table, 10))
 
 
 def check_withdraw(withdraw):
@@ -67,7 +76,87 @@ def check_withdraw(withdraw):
         return [(table, 60)] * 2
 
     return attack("withdraw", withdraw, fresh_account, lambda table, n: [(table, 30)] * n, invariant, sizes=SIZES,
-                  orders_of=two_that_cannot_both_fit)
+                  orders_of=two_that_cannot_both_fit, probe=lambda table: outlasted("withdraw", withdraw, table, -30))
+
+
+class GaveUpWaiting(BaseException):
+    """Raised in a probed call still running after PATIENCE, at its next request; not an Exception, so that
+    `except Exception` cannot keep it."""
+
+
+class Rival:
+    """Another writer that wins every race against one thread's calls: before each write of that thread (an attempt),
+    it deposits RIVAL_DEPOSIT and raises the version, so the attempt's version check is refused, until the thread has
+    been refused ATTEMPTS times; its next attempt meets no rival. The thread's backoff sleeps are skipped (the rival
+    writes at once anyway), so that a loop with a long backoff is judged as quickly as one without."""
+
+    def __init__(self, table):
+        self.table, self.client = table, table.meta.client
+        self.thread, self.attempts, self.wins, self.writing, self.stopping = None, 0, 0, False, False
+
+    def before_call(self, model, **_):
+        """botocore before-call hook: on the rival's thread, count a write as an attempt and win the race before it."""
+        if threading.current_thread() is not self.thread or self.writing:
+            return
+        if self.stopping:
+            self.client.meta.events.unregister("before-call.dynamodb", self.before_call)
+            raise GaveUpWaiting(f"still retrying after {PATIENCE} s")
+        if model.name not in WRITES:
+            return
+        self.attempts += 1
+        if self.attempts <= ATTEMPTS:
+            self.writing = True
+            try:
+                self.table.update_item(Key=ACCOUNT, ExpressionAttributeValues={":d": RIVAL_DEPOSIT, ":o": 1},
+                                       UpdateExpression="SET balance = balance + :d, version = version + :o")
+            finally:
+                self.writing = False
+            self.wins += 1
+
+    def run(self, call):
+        """Run call() on a thread of its own against the rival; (its result, its exception or None). A call still
+        running after PATIENCE (sleeping in a way the rival cannot skip) is left to end at its next request."""
+        outcome = {"result": None, "error": None}
+
+        def target():
+            try:
+                outcome["result"] = call()
+            except Exception as error:  # what the learner's call raised is a finding
+                outcome["error"] = error
+            except GaveUpWaiting:
+                pass
+
+        sleep, self.thread = time.sleep, threading.Thread(target=target, daemon=True)
+        time.sleep = lambda seconds: None if threading.current_thread() is self.thread else sleep(seconds)
+        self.client.meta.events.register("before-call.dynamodb", self.before_call)
+        try:
+            self.thread.start()
+            self.thread.join(PATIENCE)
+        finally:
+            time.sleep = sleep
+        if self.thread.is_alive():
+            self.stopping = True  # its next request raises GaveUpWaiting: it writes nothing more
+        else:
+            self.client.meta.events.unregister("before-call.dynamodb", self.before_call)
+        return outcome["result"], outcome["error"]
+
+
+def outlasted(exercise, learner, table, change):
+    """Call learner(table, abs(change)) once, `change` being what it does to the balance, while another writer wins
+    every race for ATTEMPTS attempts: a call that tries again after that many refusals is not bounded as the exercise
+    asks (no writer in the other stages can win that many races in a row); None or what went wrong."""
+    rival = Rival(table)
+    result, error = rival.run(lambda: learner(table, abs(change)))
+    if rival.attempts > ATTEMPTS:
+        answered = f"raised {type(error).__name__}" if error else f"returned {result!r}"
+        return (f"another writer deposited {RIVAL_DEPOSIT} before each of {exercise}'s writes, so its version "
+                f"check was refused {ATTEMPTS} times in a row, and {exercise} tried again instead of giving up "
+                f"({rival.attempts} attempts in all, then {answered}): raise after {ATTEMPTS} attempts, as the "
+                "exercise asks. A loop with no bound keeps its caller waiting as long as others keep winning; the "
+                "error tells it to try later")
+    if error is None and result is True:
+        return ledger_problem(table, rival.wins + 1, START_BALANCE + RIVAL_DEPOSIT * rival.wins + change)
+    return None
 
 
 def fresh_playlist():
