@@ -55,13 +55,13 @@ def transfer_once(table, request_id, source, target, amount):
 
 def in_every_order(problem, orders=2):
     """The exhaustive stage's report for a transfer of 30 from acct-0 and the client's retry, broken in all its
-    `orders` (2 when both transactions are refused at once; more when they can be ongoing, as on DynamoDB)."""
+    `orders` distinct orders (2 when both transactions are refused at once; more when they can be ongoing, as on DynamoDB)."""
     return (f"alice: TransactWriteItems -> bob: TransactWriteItems: {problem} (in {orders} of the {orders} distinct "
             "orders in which alice and bob's requests can reach DynamoDB)")
 
 
 def explored(lab, orders):
-    """How many orders the exhaustive stage runs: `orders` on the lab server, which makes each transaction's items
+    """How many distinct orders the exhaustive stage runs: `orders` on the lab server, which makes each transaction's items
     visible one at a time; 2 elsewhere, where each transaction is applied at once."""
     return orders if lab.kind == "embedded" else 2
 
