@@ -1,25 +1,42 @@
 """`make bench`: the explorer's cost beside the same requests sent plainly, measured side by side in one run.
 
-Every order of 3 racy clients (GetItem then PutItem each: 90 orders, every read answered as if strongly consistent,
-so that each order is one run of six requests) explored, against the same 90 orders
+Every distinct order of 3 racy clients (GetItem then PutItem each: 36 distinct orders of the 90, every read answered as
+if strongly consistent, so that each order is one run of six requests) explored, against the same orders
 played on one thread with no explorer: each order's reset, its six requests in that order, and the check.
 The ratio is what the explorer's threads and holds cost on top of the requests themselves (goal: at most 1.2).
-Then the explorations of DynamoDB's consistency model (consistency="dynamodb"), timed alone (goal: 5 s each):
-the same 3 racy clients with their default reads, and a two-item transfer against a BatchGetItem.
+
+Then behaviours per second, each exploration beside two ceilings measured right before it in the same repetition, so
+that the ratios hold whatever the machine's speed (or its load, which drifts): one plain request (the plain orders
+above: their GetItems and PutItems, resets and checks included, on one thread), and one plain order of the same
+scenario (its reset, its clients' calls one after the other on one thread, its check: the ratio is what exploring costs
+on top of the work of an order):
+- the same 3 racy clients explored as weak as DynamoDB (consistency="dynamodb": their default reads may be stale);
+- 25's transfer as its checker explores it (helpers.checks.explored): two transfers of 60 from A, each one
+  TransactWriteItems sent again on a conflict, on DynamoDB's model with lost responses and crashes; each behaviour
+  starts from a fresh table holding three accounts and ends with the checker's three reads.
+Last, two explorations of the model timed alone (goal: at most 5 s each): the racy clients with their default reads,
+and a two-item transfer against a BatchGetItem.
 """
+import random
 import statistics
 import sys
 import time
 
+from botocore.exceptions import ClientError
+
 from helpers import connect, fresh_table, tracing
+from helpers.checks import explored
+from helpers.checks.p25 import OPENING, account_key, fresh_accounts, two_transfers_from_a
 from helpers.explore import explore
 
 MODEL_GOAL = 5.0
 A, B = {"PK": "ACCOUNT#a", "SK": "BALANCE"}, {"PK": "ACCOUNT#b", "SK": "BALANCE"}
+FAULTS = ("lost_response", "crash")
 
 KEY = {"PK": "POST#hello-world", "SK": "STATS"}
 CLIENTS = ("alice", "bob", "carol")
 REPEATS = 5
+MODEL_REPEATS = 3
 
 
 def scenario(table):
@@ -50,25 +67,96 @@ def plainly(table, schedules, reset, check):
         check(None)
 
 
+def transfer(table, source, target, amount):
+    """25's transfer as its notebook solves it: a guarded debit and credit in one TransactWriteItems, sent again after
+    a jittered backoff while it meets another transaction; False when a condition refused it."""
+    actions = [{"Update": {"TableName": table.name, "Key": account_key(source),
+                           "UpdateExpression": "SET balance = balance - :a", "ConditionExpression": "balance >= :a",
+                           "ExpressionAttributeValues": {":a": amount}}},
+               {"Update": {"TableName": table.name, "Key": account_key(target),
+                           "UpdateExpression": "SET balance = balance + :a", "ConditionExpression": "#s = :open",
+                           "ExpressionAttributeNames": {"#s": "status"},
+                           "ExpressionAttributeValues": {":a": amount, ":open": "open"}}}]
+    for attempt in range(10):
+        try:
+            table.meta.client.transact_write_items(TransactItems=actions)
+            return True
+        except ClientError as error:
+            reasons = [reason["Code"] for reason in error.response.get("CancellationReasons", ())]
+            if "TransactionConflict" not in reasons:
+                return False
+            time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
+    raise RuntimeError("the transaction kept meeting other transactions")
+
+
+def balanced(table, log):
+    """The checker's invariant, as far as the bench needs it: its three strongly consistent reads, and no money lost."""
+    balances = [table.get_item(Key=account_key(name), ConsistentRead=True)["Item"]["balance"] for name in OPENING]
+    return None if sum(balances) == sum(OPENING.values()) else f"the accounts hold {sum(balances)}"
+
+
+def transfer_explored():
+    """(behaviours, seconds) of 25's transfer explored with faults on the model, as its checker explores it."""
+    began = time.perf_counter()
+    _, orders = explored("transfer", transfer, fresh_accounts, two_transfers_from_a, balanced,
+                         consistency="dynamodb", faults=FAULTS)
+    return len(orders), time.perf_counter() - began
+
+
+def transfer_plainly(orders=20):
+    """Seconds per plain order of the same scenario: fresh accounts, the two transfers one after the other, the
+    invariant."""
+    began = time.perf_counter()
+    with tracing(False):
+        for _ in range(orders):
+            table = fresh_accounts()
+            for arguments in two_transfers_from_a(table):
+                transfer(*arguments)
+            balanced(table, None)
+    return (time.perf_counter() - began) / orders
+
+
 def main(repeats=REPEATS):
-    """Time both ways, alternating, and print medians and their ratio."""
+    """Time both ways, alternating, and print medians and their ratio; then behaviours per second, each exploration
+    beside the ceilings measured right before it (the machine's load drifts: a ratio is taken per repetition)."""
     table = fresh_table("p24-atomic-counters", connect(quiet=True))
     clients, reset, check = scenario(table)
     schedules = list(explore(clients, reset, check, consistency="strong")["schedule"])
-    explored, plain = [], []
-    for _ in range(repeats):
+    per_request = len(schedules) * (2 + 2 * len(CLIENTS))  # a plain order: its reset, a GetItem and a PutItem each, check
+    explored_times, plain, ratios = [], [], {}
+    for repeat in range(repeats):
         began = time.perf_counter()
         orders = explore(clients, reset, check, consistency="strong")
-        explored.append(time.perf_counter() - began)
+        explored_times.append(time.perf_counter() - began)
         began = time.perf_counter()
         with tracing(False):
             plainly(table, schedules, reset, check)
         plain.append(time.perf_counter() - began)
-    assert len(orders) == 90 and int((~orders["ok"]).sum()) == 84
-    e, p = statistics.median(explored), statistics.median(plain)
-    print(f"explorer, 3 racy clients, every order ({len(orders)}): {e:.2f} s (median of {repeats})")
+        request, order = plain[-1] / per_request, plain[-1] / len(schedules)
+        timed = [("3 racy clients, every read strongly consistent", len(orders), explored_times[-1], order)]
+        if repeat < MODEL_REPEATS:
+            began = time.perf_counter()
+            behaviours = len(explore(clients, reset, check, consistency="dynamodb"))
+            timed.append(("3 racy clients, as weak as DynamoDB", behaviours, time.perf_counter() - began, order))
+            transfer_order = transfer_plainly()
+            timed.append(("25's transfer, lost responses and crashes, as weak as DynamoDB", *transfer_explored(),
+                          transfer_order))
+        for name, behaviours, took, ceiling in timed:
+            ratios.setdefault(name, []).append((behaviours, took / behaviours, took / behaviours / request,
+                                                took / behaviours / ceiling))
+    assert list(orders["schedule"]) == schedules and not orders["ok"].all()
+    e, p = statistics.median(explored_times), statistics.median(plain)
+    print(f"explorer, 3 racy clients, every distinct order ({len(orders)}): {e:.2f} s (median of {repeats})")
     print(f"the same requests sent plainly on one thread:           {p:.2f} s")
     print(f"ratio explorer / plain: {e / p:.2f} (goal: at most 1.2)")
+    print(f"behaviours per second, and what one costs in plain requests ({1000 * p / per_request:.2f} ms each, median) "
+          "and in plain orders of its scenario, measured beside it (medians of each repetition's ratios):")
+    for name, runs in ratios.items():
+        count = runs[0][0]
+        seconds, requests, in_orders = (statistics.median(run[place] for run in runs) for place in (1, 2, 3))
+        print(f"  {name}: {count} behaviours, {1 / seconds:.1f} per second; each {requests:.1f} plain requests, "
+              f"{in_orders:.2f} plain orders (median of {len(runs)})")
+
     for name, (clients, reset, check) in (("3 racy clients, default reads", (clients, reset, check)),
                                           ("a transfer against a BatchGetItem", transfer_scenario())):
         began = time.perf_counter()
@@ -83,7 +171,7 @@ def transfer_scenario():
     lab = connect(quiet=True)
     table = fresh_table("p25-transactions", lab)
 
-    def transfer():
+    def transfer_once():
         lab.client.transact_write_items(TransactItems=[
             {"Update": {"TableName": table.name, "Key": key, "UpdateExpression": "SET balance = balance + :a",
                         "ExpressionAttributeValues": {":a": amount}}} for key, amount in ((A, -10), (B, 10))])
@@ -96,7 +184,7 @@ def transfer_scenario():
         for key in (A, B):
             table.put_item(Item={**key, "balance": 100})
 
-    return {"transfer": transfer, "audit": audit}, reset, lambda results: results["audit"] == 200
+    return {"transfer": transfer_once, "audit": audit}, reset, lambda results: results["audit"] == 200
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Besides DynamoDB's protocol (POST /, the X-Amz-Target header naming the operation), it answers the
 DynamoDB Streams protocol (targets DynamoDBStreams_20120810.*) and GET, POST and DELETE on /lab/knobs:
 the teaching knobs (helpers/labserver/knobs.py), which DynamoDB's protocol never uses, and GET and DELETE on
-/lab/metrics: the meter (helpers/labserver/metering.py). Header names are
+/lab/metrics: the meter (helpers/labserver/metering.py), and POST on /lab/tables: a table emptied in place where
+dropping and creating it again would leave the same table (helpers/labserver/fresh.py). Header names are
 looked up case-insensitively, as HTTP defines them, whatever case a client sends.
 """
 import json
@@ -26,6 +27,7 @@ from moto.dynamodbstreams.responses import DynamoDBStreamsHandler  # noqa: E402
 from . import fidelity  # noqa: E402
 from .consistency import (BATCH_ITEM_HEADER, BATCH_READ_HEADER, CHOICE_HEADER, ChoiceError, Model, only_item,  # noqa: E402
                           step_client)
+from .fresh import TABLES_PATH, Made  # noqa: E402
 from .handler import FastDynamoHandler  # noqa: E402
 from .knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
 from .metering import METRICS_PATH, Meter  # noqa: E402
@@ -36,6 +38,7 @@ LAB_PREFIX = "/lab/"
 KNOBS_PATH = "/lab/knobs"
 CONSISTENCY_PATH = "/lab/consistency"
 CHOICES_HEADER = "X-Lab-Choices"
+ANSWER_CHOICES_HEADER = "X-Lab-Answer-Choices"  # an explored read's answer also lists the answers it was allowed
 LOSE_HEADER = "X-Lab-Lose-Response"  # the explorer's lost response: applied, then the connection is dropped
 ORDER_HEADER = "X-Lab-Order"  # the explored order a request is a step of
 ORDER_COST_HEADER = "X-Lab-Order-Cost"  # in its answer: "write units, of which on refused writes" of its order so far
@@ -55,6 +58,7 @@ class Engine:
         self.meter = Meter()
         self.knobs = Knobs(self.model, self.meter)
         self.doors = Doors()
+        self.made = Made()
         self.order = (None, 0.0, 0.0)  # the explored order whose steps were billed last, and their write units
 
     def handle(self, url, headers, body):
@@ -92,6 +96,8 @@ class Engine:
             return self.choices(url, headers, body, target, params)
         if headers.get(BATCH_ITEM_HEADER):
             return self.read_batch_item(headers, params)
+        if headers.get(ANSWER_CHOICES_HEADER) and model.mode == "explore":
+            return self.with_choices(url, headers, body, target, params)
         knobs.wait()
         with self.lock:
             cancelled = knobs.cancelled(target, params, body)
@@ -133,6 +139,20 @@ class Engine:
                 return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
         return answer(HTTPStatus.OK, {"choices": found})
 
+    def with_choices(self, url, headers, body, target, params):
+        """An explored read asking for the answers it was allowed (ANSWER_CHOICES_HEADER): applied as any request, its
+        answer says in that header what `choices` found just before (or, when the model cannot list them, {"message":
+        why}, and the read is refused). None when its response is lost."""
+        status, _, payload = self.choices(url, headers, body, target, params)
+        found = json.loads(payload)
+        if status != HTTPStatus.OK:
+            reply = answer(status, found)
+        else:
+            found = found["choices"]
+            reply = self.apply_request(url, RequestHeaders([(name, value) for name, value in headers.items()
+                                                            if name.lower() != ANSWER_CHOICES_HEADER.lower()]), body)
+        return None if reply is None else (reply[0], {**reply[1], ANSWER_CHOICES_HEADER: json.dumps(found)}, reply[2])
+
     def read_batch_item(self, headers, params):
         """Explored: one item of a BatchGetItem read now (consistency.Model.read_item); {"item": what it read}."""
         with self.lock:
@@ -162,6 +182,18 @@ class Engine:
             return HTTPStatus.OK, {"mode": model.mode, "ongoing_transactions": sorted(model.transactions),
                                    "items_trailing": len(model.histories)}
 
+    def tables_request(self, method, body):
+        """POST {"empty": CreateTable's arguments, "region": the client's} on /lab/tables (fresh.py): (status, JSON
+        answer)."""
+        if method != "POST":
+            return HTTPStatus.METHOD_NOT_ALLOWED, {"message": f"{TABLES_PATH} answers POST only"}
+        request = request_object(body)
+        if request is None or not isinstance(request.get("empty"), dict):
+            return HTTPStatus.BAD_REQUEST, {"message": 'POST {"empty": CreateTable\'s arguments, "region": ...}'}
+        with self.lock:
+            return HTTPStatus.OK, {"emptied": self.made.empty(request["empty"], request.get("region"), self.knobs,
+                                                              self.model)}
+
     def knob_request(self, method, body):
         """GET, POST (set some knobs) or DELETE (all off) on /lab/knobs: (status, JSON answer)."""
         with self.lock:
@@ -180,9 +212,11 @@ class Engine:
         The meter bills it (metering.py): what it touches is read before, what it consumed counted after; not
         when `metered` is False (the explorer asking which answers a read may get, which DynamoDB never sees).
         """
+        self.made.applying(target)
         answered = fidelity.before(target, params)
         if answered is not None:
             return answer(*answered)
+        original = params
         rewritten = fidelity.rewrite(target, params)
         if rewritten is not None:
             params, body = rewritten, json.dumps(rewritten).encode()
@@ -195,6 +229,7 @@ class Engine:
         if isinstance(payload, str):
             payload = payload.encode()
         payload = fidelity.after(target, params, int(status), payload)
+        self.made.applied(target, original, int(status))
         if bill is not None:
             payload = self.meter.settle(bill, int(status), payload)
         order = headers.get(ORDER_HEADER)
@@ -377,10 +412,12 @@ class Handler(BaseHTTPRequestHandler):
             status, answer = self.engine.consistency_request(self.command, body)
         elif self.path == METRICS_PATH:
             status, answer = self.engine.metrics_request(self.command)
+        elif self.path == TABLES_PATH:
+            status, answer = self.engine.tables_request(self.command, body)
         else:
             status, answer = HTTPStatus.NOT_FOUND, {
-                "message": f"No {self.path} here; the lab's paths are {KNOBS_PATH}, {CONSISTENCY_PATH} and "
-                           f"{METRICS_PATH}"}
+                "message": f"No {self.path} here; the lab's paths are {KNOBS_PATH}, {CONSISTENCY_PATH}, "
+                           f"{METRICS_PATH} and {TABLES_PATH}"}
         self.write(status, {"Content-Type": "application/json"}, json.dumps(answer).encode())
 
     def write(self, status, headers, payload):
