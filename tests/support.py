@@ -55,11 +55,11 @@ def broken_by_a_crash_alone(report):
                == {"crash"} for order in report.orders.itertuples())
 
 
-def all_or_nothing(table, actions):
+def all_or_nothing(table, actions, attempts=10):
     """One TransactWriteItems, sent again after a jittered backoff while it meets another transaction
-    (TransactionConflict); True if it was applied, False if a condition refused it; anything but a cancellation is
-    re-raised."""
-    for attempt in range(10):
+    (TransactionConflict), at most `attempts` times; True if it was applied, False if a condition refused it; anything
+    but a cancellation is re-raised."""
+    for attempt in range(attempts):
         try:
             table.meta.client.transact_write_items(TransactItems=actions)
             return True

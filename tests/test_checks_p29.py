@@ -1,13 +1,11 @@
 """The notebook 29 checkers pass correct solutions and catch the broken ones learners write."""
-import random
-import time
 
 import pytest
 from botocore.exceptions import ClientError
 
 from helpers import connect
 from helpers.checks.p29 import check_claim_job, check_release, check_renew
-from support import notebook_functions, refused, swallowing, hidden_missing_table
+from support import all_or_nothing, notebook_functions, refused, swallowing, hidden_missing_table
 
 NOTEBOOK = "29-distributed-locking.ipynb"
 ORDERS = "distinct orders in which alice and bob's requests can reach DynamoDB)"
@@ -55,17 +53,7 @@ def in_one_transaction(table, update, attempts=5):
     """A write as a one-action TransactWriteItems (`update`: its Update action, without TableName), sent again after a
     jittered backoff while it meets another transaction, at most `attempts` times; True if applied, False if its
     condition refused it."""
-    for attempt in range(attempts):
-        try:
-            table.meta.client.transact_write_items(TransactItems=[{"Update": {"TableName": table.name, **update}}])
-            return True
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "TransactionCanceledException":
-                raise
-            if "TransactionConflict" not in [reason["Code"] for reason in error.response["CancellationReasons"]]:
-                return False
-            time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
-    raise RuntimeError("the lock kept meeting other transactions")
+    return all_or_nothing(table, [{"Update": {"TableName": table.name, **update}}], attempts)
 
 
 def renew_in_a_transaction(table, name, owner, now, lease=2):
