@@ -588,6 +588,14 @@ class ModelServer:
         """Back to copies that follow the knobs (all caught up while the knobs are off)."""
         self.post({"mode": "sampled"})
 
+    def pause(self):
+        """Between two steps: the copies stay as they are, and the next request from anyone else settles them."""
+        self.post({"mode": "paused"})
+
+    def resume(self):
+        """Explore again after pause(): True if nothing came in between, else False (the copies were settled)."""
+        return self.post({"mode": "explore", "resume": True})["resumed"]
+
     def choices(self, held, item=None):
         """The answers the model allows the held read now (newest first), asked with the read itself (or, given the
         place of one of a BatchGetItem's items, the answers it allows reading that item now)."""
@@ -972,7 +980,7 @@ class Stepper:
         self.close()
         self.workers = Workers(self.clients)
         self.session = new_session()
-        with trace.tracing(False):
+        with trace.tracing(False), self.turn():
             if self.server is not None:
                 self.server.explore()
             start_state(self.reset_state, self.server, self.lab.client)
@@ -983,17 +991,28 @@ class Stepper:
                 self.run.stop()
                 raise
 
+    @contextmanager
+    def turn(self):
+        """The lab server paused when the block ends, so that a request sent between steps with a consistency knob on
+        (a race as weak as DynamoDB) meets the copies as the knobs make them, not this panel's exploration."""
+        try:
+            yield
+        finally:
+            if self.server is not None and self.session == LATEST["session"]:
+                self.server.pause()
+
     def step(self, move):
         """Make one move ("alice", "alice~1", "alice+0": see the module docstring) and wait until every client is
         held again or done; return the step."""
-        self.resume()
-        name = parse_move(move)[0]
-        if name not in self.clients:
-            raise ValueError(f"No client named {name!r}; the clients are {', '.join(self.clients)}.")
-        if name not in self.run.held:
-            state = "has finished" if name in self.run.results else "holds no request"
-            raise ValueError(f"{name} {state}; clients with a request to send: {', '.join(self.enabled) or 'none'}.")
-        with trace.tracing(False):
+        with trace.tracing(False), self.turn():
+            self.resume()
+            name = parse_move(move)[0]
+            if name not in self.clients:
+                raise ValueError(f"No client named {name!r}; the clients are {', '.join(self.clients)}.")
+            if name not in self.run.held:
+                state = "has finished" if name in self.run.results else "holds no request"
+                raise ValueError(f"{name} {state}; clients with a request to send: "
+                                 f"{', '.join(self.enabled) or 'none'}.")
             possible = self.run.moves()
             if move not in possible:
                 raise ValueError(f"{move!r} is not a move now; the moves are {', '.join(possible)}.")
@@ -1003,15 +1022,24 @@ class Stepper:
                 self.run.stop()
                 raise
 
+    def observe(self, function):
+        """function() (a panel's view of the tables) with the lab server where this panel's steps left it."""
+        with trace.tracing(False), self.turn():
+            self.resume()
+            return function()
+
     def resume(self):
-        """If another exploration or panel has used the tables and the lab server since this one started, start over
-        and make the moves made so far again (the scenario repeats itself), so play goes on where it was."""
-        if self.session == LATEST["session"]:
+        """If another exploration or panel has used the tables and the lab server since this one started, or a request
+        as weak as DynamoDB came while it was paused, start over and make the moves made so far again (the scenario repeats itself),
+        so play goes on where it was."""
+        if self.session == LATEST["session"] and (self.server is None or self.server.resume()):
             return
         taken = list(self.run.taken)
         self.reset()
         for move in taken:
             self.step(move)
+        if self.server is not None:
+            self.server.resume()  # each step paused it again
 
     def replay(self, schedule):
         """Start over and play `schedule` (a sequence of client names) step by step."""
@@ -1026,8 +1054,8 @@ class Stepper:
 
     def moves(self):
         """{move: what it does}, for every move possible now (the step-through panel's buttons)."""
-        self.resume()
-        with trace.tracing(False):
+        with trace.tracing(False), self.turn():
+            self.resume()
             possible = self.run.moves()
         described = {}
         for move in possible:

@@ -16,7 +16,6 @@ from IPython.display import display
 from . import explore, plots, races
 from .backend import BackendError, connect
 from .knobs import AS_WEAK_AS_DYNAMODB, knobs
-from .trace import tracing
 
 # ipywidgets marks a view whose kernel connection closed (a restarted kernel) with this class; the panel says so.
 # The style is the panel's last child, so the panel's text form (what nbval compares) starts as before.
@@ -402,8 +401,7 @@ class StepThrough:
                          f"{step_answer(request)}{step_note(request)}</li>" for request in self.stepper.steps)
         self.steps_view.value = f"<b>Steps so far</b><ol>{listed}</ol>" if listed else "<i>No step yet: press a client.</i>"
         if self.show_state:
-            with tracing(False):
-                self.state = self.show_state()
+            self.state = self.stepper.observe(self.show_state)
             self.output.outputs = (display_data(self.state),)
         verdict = self.verdict
         colour = "#2e7d32" if self.stepper.ok else "#b00"

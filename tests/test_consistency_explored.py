@@ -7,11 +7,13 @@ items become visible one at a time, in any order, conflicting meanwhile, while e
 requests; a client's reads of an item stale at most STALE_READS times in a row. The sets of outcomes must be equal.
 (tests/test_explore_property.py compares the explorer with a model without those bounds, on random scenarios.)
 """
+import time
 from itertools import pairwise
 
 import pytest
 
 from helpers import fresh_table
+from helpers.knobs import knobs
 from helpers.explore import WINDOW, Stepper, explore, item_move
 from helpers.labserver.consistency import STALE_READS
 
@@ -382,6 +384,26 @@ def test_a_panel_goes_on_where_it_was_after_an_exploration_ran_in_between(lab, t
         assert list(stepper.moves()) == ["reader", "reader~1"]
         stepper.step("reader~1")
         assert stepper.results == {"writer": None, "reader": 0}
+    finally:
+        stepper.close()
+
+
+def test_requests_between_a_panel_s_steps_meet_the_knobs_and_the_panel_goes_on_where_it_was(lab, table):
+    stepper = Stepper({"transfer": transfer(lab.client)}, start(table, a=100, b=100), consistency="dynamodb")
+    c = {"PK": "ACCOUNT#c", "SK": "BALANCE"}
+    try:
+        stepper.step("transfer")  # the panel's transfer is ongoing: neither account visible yet
+        with knobs(lab, transaction_window=0.02):  # a race of the same notebook, as weak as DynamoDB
+            lab.client.transact_write_items(TransactItems=[{"Put": {"TableName": TABLE, "Item": {**c, "balance": 5}}}])
+            time.sleep(0.05)
+            table.put_item(Item={**c, "balance": 6})  # the race's transaction has ended, as its window said
+            assert balance(table, A, consistent=True) == 90  # the panel's transfer settled for the race
+        assert balance(table, A, consistent=True) == 90  # until the panel's next step
+        assert list(stepper.moves()) == ["transfer+0", "transfer+1"]
+        stepper.step("transfer+1")
+        assert balance(table, B, consistent=True) == 110 and balance(table, A, consistent=True) == 100
+        stepper.step("transfer+0")
+        assert stepper.results == {"transfer": "OK"}
     finally:
         stepper.close()
 

@@ -48,6 +48,9 @@ Two drivers move the copies:
   at all a read-and-retry loop could read a stale copy forever: one client's reads of one item may be answered
   stale at most STALE_READS (3) times in a row; the next is answered with the latest version. A scenario whose
   clients make at most three requests each never meets the bound.
+- paused (between two steps of a step-through panel): explored, as the panel left it, while the consistency knobs
+  are off. A request that comes while one is on (a race as weak as DynamoDB) first makes every copy agree and
+  returns the copies to the knobs (sampled); the panel, asking to explore again (`resume`), learns it must start over.
 A copy's position is the newest version whose ready time for it has come: a sampled write sets ready times in
 the future, an explored one sets them to never, and a choice or a reveal sets one to always.
 """
@@ -139,14 +142,44 @@ class Model:
         self.batch_reads = {}  # explored: BatchGetItem token -> {item: (table, key, image)} of the items read so far
 
     @property
+    def exploring(self):
+        """True while the explorer moves the copies (paused between a panel's steps included)."""
+        return self.mode in ("explore", "paused")
+
+    @property
+    def knobbed(self):
+        """True while a consistency knob is on."""
+        return bool(self.stale_reads or self.gsi_lag or self.transaction_window)
+
+    @property
     def recording(self):
         """True while writes must keep their history."""
-        return self.mode == "explore" or bool(self.stale_reads or self.gsi_lag or self.transaction_window)
+        return self.exploring or self.knobbed
 
     @property
     def active(self):
         """True while a request may be answered otherwise than by moto alone."""
         return self.recording or bool(self.histories) or bool(self.transactions)
+
+    def pause(self):
+        """Explored copies stay as they are until the next request (a step-through panel between two steps); nothing
+        to keep unless exploring."""
+        if self.mode == "explore":
+            self.mode = "paused"
+
+    def wake(self):
+        """A request came while paused with a consistency knob on: every copy agrees, and the copies follow the knobs."""
+        if self.mode == "paused" and self.knobbed:
+            self.mode = "sampled"
+            self.settle()
+
+    def resume(self):
+        """Explore again: True when the model was paused since the last exploration, else False (everything settled)."""
+        paused = self.mode == "paused"
+        self.mode = "explore"
+        if not paused:
+            self.settle()
+        return paused
 
     def settle(self):
         """Every copy takes every write, every ongoing transaction ends: the copies agree again."""
@@ -165,7 +198,7 @@ class Model:
 
     def catch_up(self):
         """Copies whose lag knob is off take every write now; with transaction_window off, transactions end."""
-        if self.mode == "explore":
+        if self.mode != "sampled":
             return
         for history in self.histories.values():
             for ready in history.ready:
@@ -209,6 +242,7 @@ class Model:
 
     def handle(self, target, params, headers, apply):
         """Answer one request under the model: (status, headers, body) plus the time to answer it at (or None)."""
+        self.wake()
         now = time.monotonic()
         self.sweep(now)
         if target in ("DeleteTable", "CreateTable"):
@@ -253,7 +287,7 @@ class Model:
                     self.histories[identity] = History(name, key, key_label(table, key),
                                                        copy.deepcopy(table.get_item(*key)))
         batch = bool(named) and target == "BatchWriteItem" and (
-            bool(headers.get(HOLD_HEADER)) if self.mode == "explore" else bool(self.transaction_window))
+            bool(headers.get(HOLD_HEADER)) if self.exploring else bool(self.transaction_window))
         before = {identity: copy.deepcopy(find_table(name).get_item(*self.histories[identity].key))
                   for name, _, identity in named if batch and identity in self.histories}
         answer = apply()
@@ -263,7 +297,7 @@ class Model:
         if batch and self.mode == "sampled":
             return self.begin_sampled_batch(named, before, writer, now, answer)
         transaction = batch or bool(named) and target == "TransactWriteItems" and (
-            self.transaction_window or (self.mode == "explore" and headers.get(HOLD_HEADER)))
+            bool(headers.get(HOLD_HEADER)) if self.exploring else bool(self.transaction_window))
         reveals = self.reveal_times(len(named), now) if transaction else [ALWAYS] * len(named)
         for (name, _, identity), reveal in zip(named, reveals):
             history = self.histories.get(identity)
@@ -317,7 +351,7 @@ class Model:
     def reveal_times(self, count, now):
         """When each of a transaction's items becomes visible: never (explored), or spread evenly across the window
         in a random order (sampled), the last at its end."""
-        if self.mode == "explore":
+        if self.exploring:
             return [NEVER] * count
         window = random.uniform(*self.transaction_window)
         times = [now + window * (place + 1) / count for place in range(count)]
@@ -335,7 +369,7 @@ class Model:
 
     def later(self, lag, reveal, now):
         """When a trailing copy takes a write the leader shows from `reveal`: never while explored."""
-        if self.mode == "explore":
+        if self.exploring:
             return NEVER
         return max(reveal, now + random.uniform(*lag)) if lag else reveal
 
@@ -344,14 +378,14 @@ class Model:
         only waiting to become visible."""
         number = self.next_transaction
         self.next_transaction += 1
-        until = NEVER if self.mode == "explore" else max(self.histories[identity].ready[-1][LEADER]
+        until = NEVER if self.exploring else max(self.histories[identity].ready[-1][LEADER]
                                                          for identity in identities)
         self.transactions[number] = {"items": identities, "until": until, "hidden": set(range(len(identities))),
                                      "batch": batch,
                                      "versions": [len(self.histories[identity].images) - 1 for identity in identities]}
         for identity in identities:
             (self.batched if batch else self.locked)[identity] = number
-        if self.mode == "explore":
+        if self.exploring:
             status, out_headers, body = answer
             pending = [self.histories[identity].label for identity in identities]
             out_headers = {**out_headers, TRANSACTION_HEADER: json.dumps({"id": number, "items": pending})}
@@ -393,7 +427,7 @@ class Model:
         reads = unread(reads, read_before)
         versions = {}
         for table_name, copy_name, keys in reads:
-            if self.mode == "explore":
+            if self.exploring:
                 copy_name = LEADER
             elif copy_name == "any":
                 copy_name = random.choice((LEADER, *FOLLOWERS))

@@ -96,7 +96,7 @@ class Engine:
             return self.choices(url, headers, body, target, params)
         if headers.get(BATCH_ITEM_HEADER):
             return self.read_batch_item(headers, params)
-        if headers.get(ANSWER_CHOICES_HEADER) and model.mode == "explore":
+        if headers.get(ANSWER_CHOICES_HEADER) and model.exploring:
             return self.with_choices(url, headers, body, target, params)
         knobs.wait()
         with self.lock:
@@ -163,14 +163,18 @@ class Engine:
         return answer(HTTPStatus.OK, {"item": found})
 
     def consistency_request(self, method, body):
-        """GET, or POST {"mode": "explore"|"sampled"}, {"settle": true} or {"reveal": [transaction, item]} on
-        /lab/consistency: (status, JSON answer)."""
+        """GET, or POST {"mode": "explore"|"sampled"|"paused"}, {"mode": "explore", "resume": true}, {"settle": true} or
+        {"reveal": [transaction, item]} on /lab/consistency: (status, JSON answer)."""
         with self.lock:
             model = self.model
             if method == "POST":
                 try:
                     request = knob_values(body)
-                    if request.get("mode") in ("explore", "sampled"):
+                    if request.get("mode") == "paused":
+                        model.pause()
+                    elif request.get("resume"):
+                        return HTTPStatus.OK, {"resumed": model.resume()}
+                    elif request.get("mode") in ("explore", "sampled"):
                         model.mode = request["mode"]
                         model.settle()
                     if request.get("settle"):

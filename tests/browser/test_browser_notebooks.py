@@ -250,10 +250,11 @@ def play_double_booking(page, screenshots):
 
 
 ATLAS_REPLAYS = {  # a red cell of the atlas: the order its Replay must play, step by step, and what bob is told
-    "BatchGetItem · G-single read skew (2 of 5)": (
+    "BatchGetItem · G-single read skew (4 of 9)": (
         ["alice ▶ TransactWriteItems [Update, Update] → OK",
          "alice ▶ TransactWriteItems: make {PK: 'PAIR', SK: 'x'} visible",
-         "bob ▶ BatchGetItem → [{PK: 'PAIR', SK: 'x', n: 90, version: 1, owner: 'nobody'}, "
+         "bob ▶ BatchGetItem: read {PK: 'PAIR', SK: 'x'} → {PK: 'PAIR', SK: 'x', n: 90, version: 1, owner: 'nobody'}",
+         "bob ▶ BatchGetItem: read {PK: 'PAIR', SK: 'y'} → [{PK: 'PAIR', SK: 'x', n: 90, version: 1, owner: 'nobody'}, "
          "{PK: 'PAIR', SK: 'y', n: 100, version: 1, owner: 'nobody'}]",
          "alice ▶ TransactWriteItems: make {PK: 'PAIR', SK: 'y'} visible"], "bob → [90, 100]"),
     "GetItem (default) · stale read (1 of 3)": (
