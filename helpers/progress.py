@@ -1,8 +1,9 @@
 """A learner's progress: every checker run is recorded, and progress_table() shows every exercise of the lab.
 
 Only the learner's own attempts count. A notebook's solutions are functions named `..._solution`; a
-checker run on one records only that the solution was shown, never a result, so Run All (which runs
-the solution cells too) never marks an exercise passed, nor overwrites the learner's own result.
+checker run on one records only when a solution cell ran, never a result, so Run All (which runs the
+solution cells too, collapsed or not) never marks an exercise passed or tried, nor overwrites the learner's
+own result. Whether the learner read a solution, nothing can tell.
 
 The record is a small JSON file in the user's data directory (platformdirs), or at the path in the
 environment variable DYNAMODB_LAB_PROGRESS. The exercises are read from the checker modules
@@ -24,7 +25,7 @@ PATH_VARIABLE = "DYNAMODB_LAB_PROGRESS"
 CHECKS = Path(__file__).resolve().parent / "checks"
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 IMPORTS = re.compile(r"from helpers\.checks\.(\w+) import (\([^)]*\)|[\w, ]+)")
-COLUMNS = ["notebook", "exercise", "status", "attempts", "latest result", "last run"]
+COLUMNS = ["notebook", "exercise", "status", "attempts", "latest result", "last run", "solution cell ran"]
 SOLUTION_SUFFIX = "_solution"
 
 
@@ -139,23 +140,33 @@ def notebook_of_checkers():
 
 
 def status_of(run):
-    """'passed' once any own run passed, 'tried' after own runs that all failed, 'solution shown', or 'not tried'."""
-    if not run:
-        return "not tried"
+    """'passed' once any own run passed, 'tried' after own runs that all failed, else 'not tried'."""
     if run.get("ever_passed"):
         return "passed"
-    if attempts_of(run):
-        return "tried, solution shown" if "solution_shown" in run else "tried"
-    return "solution shown"
+    return "tried" if attempts_of(run) else "not tried"
+
+
+def local_time(moment):
+    """A recorded UTC moment as this machine's local time to the minute ('2026-12-03 21:40'), or ''."""
+    return datetime.fromisoformat(moment).astimezone().strftime("%Y-%m-%d %H:%M") if moment else ""
+
+
+def progress_source():
+    """One sentence saying which file the progress table comes from and who shares it."""
+    path = progress_path()
+    if os.environ.get(PATH_VARIABLE, "").strip():
+        return f"Progress from {path} (chosen by {PATH_VARIABLE})."
+    return (f"Progress from {path}: one file per user of this computer, shared by every copy of the lab; set "
+            f"{PATH_VARIABLE} to a file of your own to keep another.")
 
 
 def progress_table():
-    """One row per exercise of the lab: notebook, exercise, status, the learner's attempts, latest result, when."""
+    """One row per exercise of the lab: notebook, exercise, status, the learner's attempts, latest result, when (local
+    time), and when a solution cell last ran its checker."""
     runs = load_runs(progress_path())
     owners = notebook_of_checkers()
     rows = [{"notebook": owners.get(checker, f"helpers/checks/{checker.split('.')[0]}.py"), "exercise": exercise,
-             "status": status_of(runs.get(checker)), "attempts": attempts_of(runs.get(checker, {})),
-             "latest result": runs.get(checker, {}).get("result", ""),
-             "last run": runs.get(checker, {}).get("last_run", "")}
-            for checker, exercise in lab_exercises()]
+             "status": status_of(run), "attempts": attempts_of(run), "latest result": run.get("result", ""),
+             "last run": local_time(run.get("last_run")), "solution cell ran": local_time(run.get("solution_shown"))}
+            for checker, exercise in lab_exercises() for run in [runs.get(checker, {})]]
     return pd.DataFrame(rows, columns=COLUMNS).sort_values("notebook", kind="stable").reset_index(drop=True)

@@ -2,6 +2,7 @@
 import importlib
 import inspect
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -12,7 +13,7 @@ from nbclient import NotebookClient
 
 from helpers.checks import Report
 from helpers.checks.p22 import check_register
-from helpers.progress import progress_table
+from helpers.progress import progress_path, progress_source, progress_table
 from support import refused
 
 CHECKS = Path(__file__).resolve().parent.parent / "helpers" / "checks"
@@ -47,7 +48,8 @@ def test_every_checker_of_the_lab_has_one_row_in_its_notebook_not_tried_before_a
     checkers = [function for module in modules for name, function in inspect.getmembers(module, inspect.isfunction)
                 if name.startswith("check_") and function.__module__ == module.__name__]
     table = progress_table()
-    assert list(table.columns) == ["notebook", "exercise", "status", "attempts", "latest result", "last run"]
+    assert list(table.columns) == ["notebook", "exercise", "status", "attempts", "latest result", "last run",
+                                   "solution cell ran"]
     assert len(table) == len(checkers)
     assert set(table["status"]) == {"not tried"}
     assert table["notebook"].str.fullmatch(r"\d\d-[a-z0-9-]+\.ipynb").all(), table
@@ -63,7 +65,7 @@ def test_a_failed_run_is_tried_a_pass_is_passed_and_a_later_failure_keeps_the_pa
     assert row("22-conditional-writes.ipynb", "register")["status"] == "passed"
     assert not check_register(register_that_crashes).passed
     after = row("22-conditional-writes.ipynb", "register")
-    assert after["status"] == "passed" and pd.Timestamp(after["last run"]).tzinfo is not None
+    assert after["status"] == "passed" and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", after["last run"])
     assert row("23-optimistic-locking.ipynb", "withdraw")["status"] == "not tried"
 
 
@@ -71,11 +73,11 @@ def register_solution(table, username, user_id):
     return register(table, username, user_id)
 
 
-def test_a_solution_run_records_only_that_it_was_shown_and_never_a_pass(lab):
+def test_a_solution_run_records_only_when_the_solution_cell_ran_never_a_pass_or_a_try(lab):
     assert check_register(register_solution).passed
     shown = row("22-conditional-writes.ipynb", "register")
-    assert (shown["status"], shown["attempts"], shown["latest result"]) == ("solution shown", 0, "")
-    assert shown["last run"] == ""
+    assert (shown["status"], shown["attempts"], shown["latest result"]) == ("not tried", 0, "")
+    assert shown["last run"] == "" and shown["solution cell ran"] != ""
 
 
 def test_a_later_solution_run_never_overwrites_the_learners_own_result(lab):
@@ -83,7 +85,7 @@ def test_a_later_solution_run_never_overwrites_the_learners_own_result(lab):
     tried = row("22-conditional-writes.ipynb", "register")
     assert check_register(register_solution).passed
     after = row("22-conditional-writes.ipynb", "register")
-    assert (after["status"], after["attempts"], after["latest result"]) == ("tried, solution shown", 1, "FAIL")
+    assert (after["status"], after["attempts"], after["latest result"]) == ("tried", 1, "FAIL")
     assert after["last run"] == tried["last run"]
     assert check_register(register).passed and check_register(register).passed
     mine = row("22-conditional-writes.ipynb", "register")
@@ -108,6 +110,14 @@ def test_a_progress_file_that_cannot_be_written_is_one_warning_saying_what_to_se
     assert len(warning) == 1 and "set DYNAMODB_LAB_PROGRESS to a writable file" in warning[0]
 
 
+def test_the_table_s_source_names_the_file_and_who_shares_it(monkeypatch, tmp_path):
+    assert progress_source() == f"Progress from {progress_path()} (chosen by DYNAMODB_LAB_PROGRESS)."
+    monkeypatch.delenv("DYNAMODB_LAB_PROGRESS")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert progress_source().startswith(f"Progress from {tmp_path}/dynamodb-concurrency-lab/progress.json: one file "
+                                        "per user of this computer, shared by every copy of the lab")
+
+
 @pytest.mark.parametrize("passed", [True, False])
 def test_a_report_made_outside_a_checker_is_not_recorded(progress_file, passed):
     Report("register", passed, "made by hand", 0, pd.DataFrame())
@@ -119,6 +129,6 @@ def test_running_a_whole_notebook_top_to_bottom_records_no_pass_the_learner_did_
     NotebookClient(notebook, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     table = progress_table()
     mine = table[table["notebook"] == "22-conditional-writes.ipynb"]
-    assert set(mine["status"]) == {"tried, solution shown"}, mine
+    assert set(mine["status"]) == {"tried"} and (mine["solution cell ran"] != "").all(), mine
     assert set(mine["latest result"]) == {"FAIL"} and set(mine["attempts"]) == {1}
     assert "passed" not in set(table["status"])
