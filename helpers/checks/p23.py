@@ -144,7 +144,8 @@ class Rival:
 def outlasted(exercise, learner, table, change):
     """Call learner(table, abs(change)) once, `change` being what it does to the balance, while another writer wins
     every race for ATTEMPTS attempts: a call that tries again after that many refusals is not bounded as the exercise
-    asks (no writer in the other stages can win that many races in a row); None or what went wrong."""
+    asks (no writer in the other stages can win that many races in a row), and one that then returns instead of
+    raising hides why it stopped; None or what went wrong."""
     rival = Rival(table)
     result, error = rival.run(lambda: learner(table, abs(change)))
     if rival.attempts > ATTEMPTS:
@@ -156,6 +157,14 @@ def outlasted(exercise, learner, table, change):
                 "error tells it to try later")
     if error is None and result is True:
         return ledger_problem(table, rival.wins + 1, START_BALANCE + RIVAL_DEPOSIT * rival.wins + change)
+    if error is None and not rival.stopping:
+        balance = table.get_item(Key=ACCOUNT, ConsistentRead=True)["Item"]["balance"]
+        return (f"another writer deposited {RIVAL_DEPOSIT} before each of {exercise}'s writes, so its version "
+                f"check was refused {rival.attempts} times in a row, and {exercise} returned {result!r}: raise after "
+                f"{ATTEMPTS} attempts, as the exercise asks (an except that turns the error into a return value "
+                "hides it too). The version check was refused because others wrote first, not because the "
+                f"{exercise} cannot be made (the balance is {balance}): {result!r} tells the caller it was refused "
+                "for good, where an error tells it to try later")
     return None
 
 
