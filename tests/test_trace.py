@@ -1,6 +1,9 @@
 """The transcript prints calls exactly as the reference texts do."""
+import json
+import re
 import threading
 from decimal import Decimal
+from pathlib import Path
 
 import boto3
 import pytest
@@ -133,3 +136,17 @@ def test_a_plain_boto3_client_is_not_traced(lab, capsys):
                          aws_access_key_id="x", aws_secret_access_key="x")
     other.list_tables()
     assert capsys.readouterr().out == ""
+
+
+RACY_PUT = r">>> PutItem p24-atomic-counters\n    item:       \{PK: 'POST#hello-world', SK: 'STATS', views: \d+\}\n"
+RACY_SECTION = re.compile(  # the reference transcript's racy section: two puts, "...", two puts, then the title
+    rf"{RACY_PUT}\n{RACY_PUT}\.\.\.\n{RACY_PUT}\n{RACY_PUT}\n"
+    r"=== Racy read-modify-write after 50 'increments' \(expect < 50\) ===\n\{\n(  .*\n)+\}\n\n")
+
+
+def test_24s_racy_race_prints_its_puts_before_its_title_as_the_reference_does():
+    notebook = json.loads((Path(__file__).resolve().parent.parent / "notebooks" / "24-atomic-counters.ipynb").read_text())
+    printed = ["".join(output["text"]) for cell in notebook["cells"] if cell["cell_type"] == "code"
+               for output in cell["outputs"] if output["output_type"] == "stream"]
+    titled = [text for text in printed if "=== Racy read-modify-write after 50 'increments'" in text]
+    assert len(titled) == 1 and RACY_SECTION.fullmatch(titled[0]), titled
