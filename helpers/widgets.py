@@ -319,25 +319,26 @@ class StepThrough:
 
     Built by step_through(). Also driven from code: step("alice"), replay(schedule), reset(); `history`,
     `verdict` and `state` hold what the panel shows; `buttons` has each client's first move, `move_buttons` every move.
+    With `judge` (a function of the finished clients' results and steps returning (ok, words)), the verdict ends with
+    its words instead of the check's.
     """
 
     def __init__(self, clients, reset, check=None, show=None, orders=None, title="You are the scheduler",
-                 consistency=explore.DEFAULT_CONSISTENCY, faults=()):
+                 consistency=explore.DEFAULT_CONSISTENCY, faults=(), judge=None):
         self.stepper = explore.Stepper(clients, reset, check, consistency=consistency, faults=faults)
-        self.show_state = show
+        self.show_state, self.judge = show, judge
         self.state = None
         self.buttons, self.move_buttons, self.moves_view = {}, {}, widgets.VBox()
         self.reset_button = widgets.Button(description="Reset", icon="undo")
         self.reset_button.on_click(lambda _: self.act(self.reset))
-        self.schedules = widgets.Dropdown(options=schedule_options(orders), description="order",
-                                          layout=widgets.Layout(width="auto"))
-        self.replay_button = widgets.Button(description="Replay", icon="play")
+        self.schedules = widgets.Dropdown(options=schedule_options(orders), description="order")
+        self.replay_button = widgets.Button(description="Replay this order", icon="play")
         self.replay_button.on_click(lambda _: self.act(self.replay, self.schedules.value))
         replaying = [self.schedules, self.replay_button] if orders is not None and len(orders) else []
         self.steps_view, self.verdict_view, self.output = widgets.HTML(), widgets.HTML(), widgets.Output()
         self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), self.moves_view,
-                                  widgets.HBox([self.reset_button, *replaying]), self.steps_view, self.output,
-                                  self.verdict_view, widgets.HTML(DISCONNECTED_NOTE)])
+                                  fitted_row(self.reset_button, *replaying), self.steps_view, self.output,
+                                  self.verdict_view, widgets.HTML(DISCONNECTED_NOTE + FITTED_ROW_STYLE)])
         self.view.add_class("lab-panel")
         self.refresh()
 
@@ -372,13 +373,21 @@ class StepThrough:
 
     @property
     def verdict(self):
-        """'' while clients are still running; then what they returned and whether the check held."""
+        """'' while clients are still running; then what they returned and whether the check held (or the judge's
+        words)."""
+        return self.judged()[1]
+
+    def judged(self):
+        """(ok, the verdict): ok is the judge's or the check's answer once every client is done, else None."""
         if not self.stepper.done:
-            return ""
+            return None, ""
         returned = ", ".join(f"{name} → {explore.describe(r)}" for name, r in self.stepper.results.items())
-        ok = self.stepper.ok
-        judged = "" if ok is None else (" · the invariant holds" if ok else " · the invariant is BROKEN")
-        return f"all done: {returned}{judged}"
+        if self.judge is not None:
+            ok, words = self.judge(self.stepper.results, self.history)
+        else:
+            ok = self.stepper.ok
+            words = "" if ok is None else ("the invariant holds" if ok else "the invariant is BROKEN")
+        return ok, f"all done: {returned}" + (f" · {words}" if words else "")
 
     def refresh(self):
         """Relabel the buttons, list the steps, show the state and the verdict."""
@@ -397,26 +406,54 @@ class StepThrough:
                 self.buttons.setdefault(name, button)
                 rows.append(button)
         self.moves_view.children = rows
+        steps, held = self.stepper.steps, list(self.stepper.held.values())
         listed = "".join(f"<li><code>{html.escape(request.client)} ▶ {html.escape(request.summary)}</code>"
-                         f"{step_answer(request)}{step_note(request)}</li>" for request in self.stepper.steps)
+                         f"{step_answer(request, steps, held)}{step_note(request)}</li>" for request in steps)
         self.steps_view.value = f"<b>Steps so far</b><ol>{listed}</ol>" if listed else "<i>No step yet: press a client.</i>"
         if self.show_state:
             self.state = self.stepper.observe(self.show_state)
             self.output.outputs = (display_data(self.state),)
-        verdict = self.verdict
-        colour = "#2e7d32" if self.stepper.ok else "#b00"
+        ok, verdict = self.judged()
+        colour = "#2e7d32" if ok else "#b00"
         self.verdict_view.value = f"<b style='color:{colour}'>{html.escape(verdict)}</b>" if verdict else ""
 
     def _ipython_display_(self):
         display(self.view)
 
 
-def step_answer(request):
-    """' → what DynamoDB answered' after a step in the panel's list; nothing after an item made visible, whose step
-    already says it."""
+def step_answer(request, steps, held=()):
+    """' → what DynamoDB answered' after a step in the panel's list (`steps` and the `held` requests are the panel's).
+
+    A transaction (or batch) whose items become visible one at a time has not returned when DynamoDB takes it: its
+    step says that none of its items is visible yet, the step making its last item visible says what the call
+    returned, and the steps between say nothing more than what they make visible."""
+    client = html.escape(request.client)
     if request.operation == "reveal":
-        return ""
+        later = [step for step in [*steps[steps.index(request) + 1:], *held] if staged(step, request.request)]
+        return "" if later else f" <b>→ {client}'s call returns {html.escape(request.request.reply)}</b>"
+    if any(staged(step, request) for step in [*steps, *held]):
+        return f" <b>→ under way: none of its items visible yet</b> <i>({client}'s call returns after the last)</i>"
     return f" <b>→ {html.escape(request.reply or '…')}</b>"
+
+
+def staged(step, request):
+    """True when `step` makes (or, held, will make) an item of `request`'s transaction or batch visible."""
+    return step.operation == "reveal" and step.request is request
+
+
+FITTED_ROW_STYLE = "<style>.lab-fitted-choice select { text-overflow: ellipsis; }</style>"
+
+
+def fitted_row(*children):
+    """An HBox no wider than the notebook: a dropdown in it takes the width its buttons leave and ellipsises a long
+    entry, and each button keeps the width of its words (the page needs FITTED_ROW_STYLE once)."""
+    for child in children:
+        if isinstance(child, widgets.Dropdown):
+            child.layout = widgets.Layout(flex="1 1 0%", width="auto", min_width="0")
+            child.add_class("lab-fitted-choice")
+        else:
+            child.layout = widgets.Layout(flex="0 0 auto", width="auto")
+    return widgets.HBox(children, layout=widgets.Layout(width="100%"))
 
 
 def schedule_options(orders):

@@ -9,7 +9,7 @@ import pytest
 from helpers import fresh_table
 from helpers.knobs import get_knobs
 from helpers.races import LIMITS, STRATEGIES
-from helpers.widgets import Panel, picker, race_panel, slider
+from helpers.widgets import Panel, StepThrough, picker, race_panel, slider
 
 
 def blocking_panel():
@@ -171,3 +171,51 @@ def test_a_new_run_clears_the_last_figure_and_its_title_until_it_shows_its_own()
     panel.click()
     assert seen_while_running == [(), ()]
     assert len(panel.output.outputs) == 1 and panel.last.layout.title.text == "run 1"
+
+
+COUNTER = {"PK": "POST#hello-world", "SK": "STATS"}
+
+
+@pytest.mark.usefixtures("knobs_off")
+def test_a_step_through_panel_s_judge_names_what_the_order_shows_in_green_or_red(lab):
+    table = fresh_table("p24-atomic-counters", lab)
+    clients = {"alice": lambda: table.put_item(Item={**COUNTER, "views": 1}) and "OK",
+               "bob": lambda: int(table.get_item(Key=COUNTER, ConsistentRead=True)["Item"]["views"])}
+
+    def judge(results, steps):
+        if results["bob"] == 1:
+            return True, "bob saw alice's write"
+        return False, f"bob read {results['bob']}, {'after' if steps[0].startswith('alice') else 'before'} alice's write"
+
+    panel = StepThrough(clients, lambda: table.put_item(Item={**COUNTER, "views": 0}), judge=judge)
+    try:
+        panel.replay(("bob", "alice"))
+        assert panel.verdict == "all done: alice → 'OK', bob → 0 · bob read 0, before alice's write"
+        assert "color:#b00" in panel.verdict_view.value
+        panel.replay(("alice", "bob"))
+        assert panel.verdict.endswith(" · bob saw alice's write") and "color:#2e7d32" in panel.verdict_view.value
+    finally:
+        panel.stepper.close()
+
+
+@pytest.mark.usefixtures("knobs_off")
+def test_a_transaction_s_first_step_says_none_of_its_items_is_visible_yet_and_its_last_says_the_call_returned(lab):
+    table = fresh_table("p24-atomic-counters", lab)
+    keys = [{"PK": "POST#hello-world", "SK": sk} for sk in ("STATS", "LIKES")]
+    transaction = [{"Put": {"TableName": table.name, "Item": {**key, "views": 1}}} for key in keys]
+    panel = StepThrough({"alice": lambda: lab.client.transact_write_items(TransactItems=transaction) and "OK"},
+                        lambda: [table.delete_item(Key=key) for key in keys], consistency="dynamodb")
+    try:
+        panel.step("alice")
+        answers = re.findall(r"</code>(.*?)</li>", panel.steps_view.value)
+        assert answers == [" <b>→ under way: none of its items visible yet</b> <i>(alice's call returns after the "
+                           "last)</i>"]
+        assert "alice" not in panel.stepper.results
+        panel.step("alice+0")
+        panel.step("alice+1")
+        answers = re.findall(r"</code>(.*?)</li>", panel.steps_view.value)
+        assert answers[1:] == ["", " <b>→ alice's call returns OK</b>"]
+        assert panel.stepper.results == {"alice": "OK"}
+    finally:
+        panel.stepper.close()
+
