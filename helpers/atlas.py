@@ -3,8 +3,8 @@
 A cell is a small scenario of two clients (sometimes one), run by helpers.explore in every order of their
 requests and every choice DynamoDB's consistency leaves open (consistency="dynamodb": which copy answers a
 default read, when each item of a transaction becomes visible). It counts the orders in which the anomaly
-happens: "occurs: k of n", or "prevented: 0 of n" and what prevented it. A cell the anomaly cannot apply to
-says why instead of running anything.
+happens: "occurs: k of n" and what the first such order shows, or "prevented: 0 of n" and what prevented it. A
+cell the anomaly cannot apply to says why instead of running anything.
 """
 from dataclasses import dataclass, field
 
@@ -17,7 +17,7 @@ from IPython.display import display
 from . import explore
 from .tables import fresh_table
 from .trace import tracing
-from .widgets import StepThrough
+from .widgets import FITTED_ROW_STYLE, StepThrough, fitted_row
 
 TABLE = "p33-isolation-atlas"
 X = {"PK": "PAIR", "SK": "x"}
@@ -92,7 +92,8 @@ PREVENTED_BY = {
 
 @dataclass
 class Scenario:
-    """A cell's clients and starting state; holds(results) is checked after each order, anomaly(row) judges it."""
+    """A cell's clients and starting state; holds(results) is checked after each order, anomaly(row) judges it, and
+    says(row) tells in words what an order in which it occurs shows."""
 
     clients: dict
     reset: object
@@ -100,6 +101,7 @@ class Scenario:
     anomaly: object = None
     how: str = ""
     note: object = None
+    says: object = None
 
     def check(self, results):
         """True unless the state after this order shows the anomaly (always True without a state check)."""
@@ -108,6 +110,16 @@ class Scenario:
     def happened(self, row):
         """True when the explored order `row` shows the anomaly."""
         return self.anomaly(row) if self.anomaly is not None else not row["ok"]
+
+    def judge(self, column):
+        """A step-through panel's judge for the cell in `column`: (ok, words naming the anomaly or its absence)."""
+        def judged(results, steps):
+            with tracing(False):
+                row = {"results": results, "steps": steps, "ok": self.check(results)}
+            if self.happened(row):
+                return False, f"{column}: {self.says(row)}"
+            return True, f"no {column} in this order"
+        return judged
 
 
 @dataclass
@@ -158,12 +170,12 @@ def number(table, key, consistent=False):
     return None if item is None else int(item["n"])
 
 
-def put_numbers(table, **numbers):
-    """A reset(): items x and y (and only they, of the pair) hold these n."""
+def put_numbers(table, extra=None, **numbers):
+    """A reset(): items x and y (and only they, of the pair) hold these n, and the `extra` attributes if any."""
     def reset():
         for name, key in (("x", X), ("y", Y)):
             if name in numbers:
-                table.put_item(Item={**key, "n": numbers[name], "version": 1, "owner": "nobody"})
+                table.put_item(Item={**key, "n": numbers[name], **(extra or {})})
             else:
                 table.delete_item(Key=key)
     return reset
@@ -204,7 +216,8 @@ def stale_read(table, client, row):
     read = readers(table, client)[row]
     return Scenario({"alice": write_x(table), "bob": read}, put_numbers(table, x=0),
                     anomaly=lambda order: order["results"]["bob"] == 0 and step_of(order, "bob") > step_of(order, "alice"),
-                    how="answered by the leader, which holds every completed write")
+                    how="answered by the leader, which holds every completed write",
+                    says=lambda order: "bob read 0 after alice's PutItem of 1 had returned")
 
 
 def read_your_writes(table, client, row):
@@ -215,7 +228,8 @@ def read_your_writes(table, client, row):
         table.put_item(Item={**X, "n": 1})
         return read()
     return Scenario({"ana": ana}, put_numbers(table, x=0), holds=lambda results: results["ana"] != 0,
-                    how="answered by the leader, which holds ana's write")
+                    how="answered by the leader, which holds ana's write",
+                    says=lambda order: "ana's PutItem of 1 returned, then her own read gave 0")
 
 
 def monotonic(table, client, row):
@@ -223,7 +237,8 @@ def monotonic(table, client, row):
     read = readers(table, client)[row]
     return Scenario({"alice": write_x(table), "bob": lambda: (read(), read())},
                     put_numbers(table, x=0), holds=lambda results: results["bob"] != (1, 0),
-                    how="each read answered by the leader, which never goes back")
+                    how="each read answered by the leader, which never goes back",
+                    says=lambda order: "bob read 1, then 0: his second read went back in time")
 
 
 def aborted_read(table, client, row):
@@ -237,7 +252,8 @@ def aborted_read(table, client, row):
             {"ConditionCheck": {"TableName": TABLE, "Key": Y, "ConditionExpression": "attribute_not_exists(PK)"}}]))
     return Scenario({"alice": alice, "bob": read}, put_numbers(table, x=0, y=0),
                     holds=lambda results: results["bob"] != 99,
-                    how="the cancelled write is in no copy, so no read can show it")
+                    how="the cancelled write is in no copy, so no read can show it",
+                    says=lambda order: "bob read 99, which only alice's cancelled transaction wrote")
 
 
 def transfer(client):
@@ -279,7 +295,8 @@ def read_skew(table, client, row):
     read = skew_readers(table, client)[row]
     return Scenario({"alice": transfer(client), "bob": read}, put_numbers(table, x=100, y=100),
                     holds=lambda results: results["bob"] == "cancelled" or sum(results["bob"]) == 200,
-                    how="a read of an item the transfer is writing is cancelled")
+                    how="a read of an item the transfer is writing is cancelled",
+                    says=lambda order: part_of(order["results"]["bob"], "alice's transfer"))
 
 
 def batch_read_skew(table, client):
@@ -289,7 +306,14 @@ def batch_read_skew(table, client):
                                                       for key, n in ((X, 90), (Y, 110))]})
     read = skew_readers(table, client)["TransactGetItems"]
     return Scenario({"alice": alice, "bob": read}, put_numbers(table, x=100, y=100),
-                    holds=lambda results: results["bob"] == "cancelled" or sum(results["bob"]) == 200)
+                    holds=lambda results: results["bob"] == "cancelled" or sum(results["bob"]) == 200,
+                    says=lambda order: part_of(order["results"]["bob"], "alice's BatchWriteItem"))
+
+
+def part_of(read, write):
+    """What a read of (x, y) that saw part of `write` shows, in words."""
+    x, y = read
+    return f"bob read x = {x} and y = {y}, {x + y} in all, not 200: part of {write}"
 
 
 def final_n(table):
@@ -306,7 +330,7 @@ def lost_update(table, client, row):
     """Two clients each add 1 to x (from 0), or spend 7 of 10, the way the row does: the anomaly is a change lost."""
     def read_put():
         seen = number(table, X)
-        return code_of(lambda: table.put_item(Item={**X, "n": seen + 1, "version": 1, "owner": "nobody"}))
+        return code_of(lambda: table.put_item(Item={**X, "n": seen + 1}))
 
     def versioned():
         item = table.get_item(Key=X)["Item"]
@@ -338,8 +362,10 @@ def lost_update(table, client, row):
              "TransactWriteItems + ConditionCheck": (transact, 0, 1, "the transactions are serialized"),
              "BatchWriteItem": (batch_write, 0, 1, "")}
     function, start, step, how = kinds[row]
-    return Scenario({"alice": function, "bob": function}, put_numbers(table, x=start, y=0),
-                    holds=lambda results: final_n(table) == start + step * oks(results), how=how)
+    versions = {"version": 1} if function is versioned else None
+    return Scenario({"alice": function, "bob": function}, put_numbers(table, versions, x=start, y=0),
+                    holds=lambda results: final_n(table) == start + step * oks(results), how=how,
+                    says=lambda order: "alice and bob were both told OK, yet x holds only one of their changes")
 
 
 def dirty_write(table, client, row):
@@ -354,10 +380,11 @@ def dirty_write(table, client, row):
             {"Put": {"TableName": TABLE, "Item": item}} for item in items]))
 
     def holds(_):
-        owners = {table.get_item(Key=key, ConsistentRead=True)["Item"]["owner"] for key in (X, Y)}
+        owners = {table.get_item(Key=key, ConsistentRead=True)["Item"].get("owner") for key in (X, Y)}
         return len(owners) == 1
     return Scenario({"alice": write("alice"), "bob": write("bob")}, put_numbers(table, x=0, y=0), holds=holds,
-                    how="a transaction that meets the other in flight is cancelled (TransactionConflict), never queued")
+                    how="a transaction that meets the other in flight is cancelled (TransactionConflict), never queued",
+                    says=lambda order: "both were told OK, and x and y ended with different owners, one each")
 
 
 DOCTORS = {"alice": {"PK": "DOCTOR#alice", "SK": "ON-CALL"}, "bob": {"PK": "DOCTOR#bob", "SK": "ON-CALL"}}
@@ -401,7 +428,8 @@ def doctors(table, client, row):
     make = {"read, then PutItem": read_put, "read, then version-checked write": versioned,
             "TransactWriteItems + ConditionCheck": transact}[row]
     return Scenario({name: make(name) for name in DOCTORS}, reset, holds=holds,
-                    how="the ConditionCheck on the other doctor is part of the write")
+                    how="the ConditionCheck on the other doctor is part of the write",
+                    says=lambda order: "each doctor saw the other on call and went off: nobody is on call")
 
 
 def sign_ups(table, client, row):
@@ -446,7 +474,8 @@ def sign_ups(table, client, row):
     make = {"Query the GSI, then write": query_then_put, "sentinel item in a transaction": sentinel}[row]
     return Scenario({name: make(name) for name in ("ana", "bob")}, reset, holds=holds,
                     how="the sentinel's attribute_not_exists(PK) refuses the second",
-                    note=after_the_first if make is query_then_put else None)
+                    note=after_the_first if make is query_then_put else None,
+                    says=lambda order: f"ana and bob both signed up: two users with {EMAIL.split('#')[1]}")
 
 
 def reasons(row):
@@ -481,7 +510,8 @@ def run_cell(row, column, scenario, lab=None):
         frame["ok"] = [not scenario.happened(order) for _, order in frame.iterrows()]
     occurs = int((~frame["ok"]).sum())
     if occurs:
-        words = scenario.note(frame) if scenario.note else ""
+        first = frame[~frame["ok"]].iloc[0]
+        words = "; ".join([f"for example, {scenario.says(first)}"] + ([scenario.note(frame)] if scenario.note else []))
         return Cell(row, column, "occurs", words, occurs, len(frame), frame, scenario)
     return Cell(row, column, "prevented", how_prevented(frame, scenario.how), 0, len(frame), frame, scenario)
 
@@ -567,33 +597,43 @@ def verdicts(cells):
     return {place: cell.verdict for place, cell in cells.items()}
 
 
-MARKS = {"occurs": ("—", 0), "prevented": ("✓", 1), "n/a": ("", 2)}
+MARKS = {"occurs": ("occurs", 0), "prevented": ("✓", 1), "n/a": ("", 2)}
 COLOURS = [[0.0, "#e57373"], [1 / 3, "#e57373"], [1 / 3, "#81c784"], [2 / 3, "#81c784"], [2 / 3, "#eeeeee"],
            [1.0, "#eeeeee"]]
 
 
 def figure(cells):
-    """The atlas as Hermitage draws it: ✓ prevented (green), — occurs (red, with k/n), blank where it cannot apply."""
+    """The atlas as Hermitage draws it, as wide as the notebook: ✓ prevented (green), occurs (red), each with k/n,
+    blank where it cannot apply; hovering a cell gives its words."""
     rows, columns = list(ROWS), list(ANOMALIES)
     z, text, hover = [], [], []
     for row in rows:
         z.append([MARKS[cells[(row, column)].verdict][1] for column in columns])
-        text.append([mark_of(cells[(row, column)]) for column in columns])
+        text.append([mark_of(cells[(row, column)]).replace(" ", "<br>") for column in columns])
         hover.append([f"<b>{row} · {column}</b><br>{wrap(cells[(row, column)].text)}" for column in columns])
-    chart = go.Figure(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}", textfont={"size": 13},
+    chart = go.Figure(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}", textfont={"size": 12},
                                  hovertext=hover, hoverinfo="text", colorscale=COLOURS, zmin=0, zmax=2,
                                  showscale=False, xgap=2, ygap=2))
-    chart.update_layout(title={"text": "The isolation atlas: ✓ prevented in every order · — occurs (distinct orders k/n) · "
-                                       "blank: does not apply", "y": 0.98},
-                        height=660, width=1150, margin={"l": 260, "t": 130, "b": 20},
+    chart.update_layout(title={"text": "The isolation atlas<br><sup>✓ prevented in every distinct order · occurs: in k "
+                                       "of n distinct orders · blank: does not apply · hover a cell for its words</sup>",
+                               "y": 0.98},
+                        height=700, margin={"l": 10, "r": 10, "t": 140, "b": 20},
                         xaxis={"side": "top", "tickangle": 0, "tickfont": {"size": 11}, "tickvals": columns,
-                               "ticktext": [column.replace(" ", "<br>", 1) for column in columns]},
-                        yaxis={"autorange": "reversed"}, plot_bgcolor="white")
+                               "ticktext": [column_label(column) for column in columns]},
+                        yaxis={"autorange": "reversed", "automargin": True, "tickvals": rows,
+                               "ticktext": [wrap(row, 22) for row in rows]},
+                        plot_bgcolor="white")
     return chart
 
 
+def column_label(column):
+    """A column's tick in the figure: its first word, then the rest wrapped to fit a narrow column."""
+    first, _, rest = column.partition(" ")
+    return f"{first}<br>{wrap(rest, 12)}"
+
+
 def mark_of(cell):
-    """The figure's mark for a cell: '— 4/12', '✓ 0/8' or ''."""
+    """The figure's mark for a cell: 'occurs 4/12', '✓ 0/8' or ''."""
     mark = MARKS[cell.verdict][0]
     return f"{mark} {cell.occurs}/{cell.orders}" if cell.verdict in ("occurs", "prevented") else mark
 
@@ -602,7 +642,7 @@ def wrap(text, width=70):
     """Text broken into lines of about `width` characters, for a hover box."""
     lines, line = [], ""
     for word in text.split():
-        if len(line) + len(word) > width:
+        if line and len(line) + 1 + len(word) > width:
             lines.append(line)
             line = ""
         line = f"{line} {word}".strip()
@@ -610,27 +650,27 @@ def wrap(text, width=70):
 
 
 def replay_panel(cell, title=None):
-    """A step-through panel for a cell's scenario, with its first order that shows the anomaly played."""
+    """A step-through panel for a cell's scenario, with its first order that shows the anomaly played; its verdict
+    names the anomaly when an order shows it."""
     panel = StepThrough(cell.scenario.clients, cell.scenario.reset, None, orders=cell.frame,
                         title=title or f"{cell.row} · {cell.column}: an order in which it occurs",
-                        consistency="dynamodb")
+                        consistency="dynamodb", judge=cell.scenario.judge(cell.column))
     panel.replay(cell.first)
     return panel
 
 
 class Replayer:
-    """A dropdown of the cells where an anomaly occurs and a Replay button that opens the chosen one's order."""
+    """A dropdown of the cells where an anomaly occurs and a button that opens the chosen one's order."""
 
     def __init__(self, cells):
         occurring = [cell for cell in cells.values() if cell.verdict == "occurs"]
         self.cells = {f"{cell.row} · {cell.column} ({cell.occurs} of {cell.orders})": cell for cell in occurring}
-        self.choice = widgets.Dropdown(options=list(self.cells), description="cell",
-                                       layout=widgets.Layout(width="auto"))
-        self.button = widgets.Button(description="Replay", icon="play")
+        self.choice = widgets.Dropdown(options=list(self.cells), description="cell")
+        self.button = widgets.Button(description="Replay this cell", icon="play")
         self.button.on_click(lambda _: self.replay())
         self.output = widgets.Output()
         self.panel = None
-        self.view = widgets.VBox([widgets.HBox([self.choice, self.button]), self.output])
+        self.view = widgets.VBox([fitted_row(self.choice, self.button), self.output, widgets.HTML(FITTED_ROW_STYLE)])
         self.view.add_class("lab-atlas-replay")
 
     def replay(self, label=None):

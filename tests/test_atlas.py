@@ -45,16 +45,42 @@ def test_every_cell_that_runs_nothing_says_why(cells):
     assert {cell.verdict for cell in cells.values()} == {"occurs", "prevented", "n/a"}
 
 
-def test_the_replay_opens_the_chosen_cell_s_anomalous_order_in_a_step_through_panel(cells):
+def test_the_replay_opens_the_chosen_cell_s_anomalous_order_in_a_step_through_panel_that_names_the_anomaly(cells):
     replayer = atlas.Replayer(cells)
     label = next(label for label in replayer.cells if label.startswith("BatchGetItem · G-single"))
     panel = replayer.replay(label)
     try:
         cell = replayer.cells[label]
         assert panel.history == list(cell.frame.loc[~cell.frame["ok"], "steps"].iloc[0])
-        assert panel.stepper.done and sum(panel.stepper.results["bob"]) != 200
+        x, y = panel.stepper.results["bob"]
+        assert x + y != 200
+        assert panel.verdict.endswith(f" · G-single read skew: bob read x = {x} and y = {y}, {x + y} in all, not 200: "
+                                      "part of alice's transfer")
+        assert "color:#b00" in panel.verdict_view.value
+        holding = next(schedule for text, schedule in panel.schedules.options if " · holds: " in text)
+        panel.replay(holding)
+        assert panel.verdict.endswith(" · no G-single read skew in this order")
+        assert "color:#2e7d32" in panel.verdict_view.value
     finally:
         panel.stepper.close()
+
+
+def test_a_replayed_stale_read_is_named_and_its_items_hold_only_what_the_scenario_wrote(cells):
+    panel = atlas.replay_panel(cells[("GetItem (default)", "stale read")])
+    try:
+        assert panel.verdict == ("all done: alice → 'OK', bob → 0 · stale read: bob read 0 after alice's PutItem of 1 "
+                                 "had returned")
+        assert "→ {PK: &#x27;PAIR&#x27;, SK: &#x27;x&#x27;, n: 0}</b>" in panel.steps_view.value
+    finally:
+        panel.stepper.close()
+
+
+def test_every_red_cell_says_what_an_order_in_which_it_occurs_shows(cells):
+    occurring = [cell for cell in cells.values() if cell.verdict == "occurs"]
+    assert occurring and all(cell.text.startswith(f"occurs: {cell.occurs} of {cell.orders} (for example, ")
+                             for cell in occurring)
+    hovers = [text for row in atlas.figure(cells).data[0].hovertext for text in row]
+    assert sum("for example" in text for text in hovers) == len(occurring)
 
 
 @pytest.mark.parametrize("wrong", [
