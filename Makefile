@@ -36,7 +36,7 @@ lab: $(LAB_INSTALLED)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(AS_ROOT) $(FIRST_NOTEBOOK)
 
 test: $(TEST_INSTALLED)
-	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --no-loadscope-reorder
+	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 stress: $(TEST_INSTALLED)
 	LAB_STRESS_RUNS=20 $(BIN)/python -m pytest -q -m stress tests/
