@@ -25,9 +25,11 @@ def whole_ticks(span):
     return max(1, math.ceil(span / 5))
 
 
-def with_note(title, race):
-    """A figure title, followed by the race's note ("stopped after 869 of 10,000 operations") when it has one."""
-    return f"{title}<br><sup>{race.note}: the operations that completed</sup>" if race.note else title
+def with_note(title, *races):
+    """A figure title, followed by the note of each race that has one ("stopped after 869 of 10,000 operations"), named
+    by its strategy when the figure compares several."""
+    notes = [f"{race.label}: {race.note}" if len(races) > 1 else race.note for race in races if race.note]
+    return f"{title}<br><sup>{'; '.join(notes)}: the operations that completed</sup>" if notes else title
 
 
 def expected_vs_final(*races):
@@ -48,7 +50,7 @@ def expected_vs_final(*races):
     first = races[0]
     verdict = ", ".join(f"{n} lost {r.lost or 'none'}" for n, r in zip(names, races))
     figure.update_layout(
-        title=with_note(f"{first.completed} updates from {first.threads} threads at once: {verdict}", first),
+        title=with_note(f"{first.completed} updates from {first.threads} threads at once: {verdict}", *races),
         yaxis_title="counter value", yaxis_range=[0, top * 1.22], xaxis_title="strategy", barmode="group",
         legend_title="", legend={"orientation": "h", "y": -0.2}, height=430, margin={"t": 70})
     return figure

@@ -8,7 +8,7 @@ import pytest
 from helpers import fresh_table
 from helpers import plots
 from helpers.contention import CLIENTS, PANELS, contention_figure
-from helpers.races import race, sweep
+from helpers.races import StopSignal, race, sweep
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +27,17 @@ def test_expected_against_final_names_the_lost_updates(races_run):
     assert labels == [f"<b>{runs['racy'].lost} lost</b>", "<b>exact: none lost</b>"]
     assert figure.data[1].y == (runs["racy"].final, 40)
     assert figure.layout.yaxis.title.text and figure.layout.xaxis.title.text
+
+
+def test_a_comparison_whose_second_race_was_interrupted_says_so_in_its_title(races_run):
+    runs, table = races_run
+    stop = StopSignal()
+    stop.set("interrupted")
+    interrupted = race("add", threads=8, operations=40, table=table, stop=stop)
+    title = plots.expected_vs_final(runs["racy"], interrupted).layout.title.text
+    assert title.endswith(f"<br><sup>ADD: interrupted after {interrupted.completed} of 40 operations: the operations "
+                          "that completed</sup>")
+    assert "<sup>" not in plots.expected_vs_final(runs["racy"], runs["add"]).layout.title.text
 
 
 def test_the_racy_timeline_marks_every_write_that_erased_others(races_run):
