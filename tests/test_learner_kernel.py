@@ -8,12 +8,17 @@ import signal
 import textwrap
 import threading
 import time
+from pathlib import Path
 
+import nbformat
 import psutil
 import pytest
 from jupyter_client.manager import start_new_kernel
 
 from helpers import doctor
+from helpers.kernel_hints import RUN_ALL_ABOVE
+
+NOTEBOOK_25 = Path(__file__).parent.parent / "notebooks" / "25-transactions.ipynb"
 
 SETUP = """
 import threading
@@ -107,8 +112,18 @@ def is_lab_server(process):
 @pytest.fixture
 def new_kernel(progress_file):
     """A new python3 kernel (the lab's Python, with the lab's kernel settings); shut down after the test."""
-    env = {**os.environ, "DYNAMODB_LAB_PROGRESS": str(progress_file)}
-    manager, client = start_new_kernel(kernel_name="python3", env=env)
+    yield from started_kernel({"DYNAMODB_LAB_PROGRESS": str(progress_file)})
+
+
+@pytest.fixture
+def kernel_of_25(progress_file):
+    """A new kernel for notebook 25, told its notebook's path as JupyterLab tells it (JPY_SESSION_NAME)."""
+    yield from started_kernel({"DYNAMODB_LAB_PROGRESS": str(progress_file), "JPY_SESSION_NAME": str(NOTEBOOK_25)})
+
+
+def started_kernel(variables):
+    """Start a kernel with these environment variables added; yield it, then shut it down."""
+    manager, client = start_new_kernel(kernel_name="python3", env={**os.environ, **variables})
     yield Kernel(manager, client)
     client.stop_channels()
     manager.shutdown_kernel(now=True)
@@ -236,15 +251,34 @@ def test_the_server_still_exits_with_its_kernel_even_one_killed_with_sigkill(ker
     psutil.Process(kernel.server_pid).wait(timeout=10)
 
 
-def test_a_cell_run_before_the_setup_cell_says_to_run_the_setup_cell_first(new_kernel):
-    reply, outputs = new_kernel.run("panel = Panel('Race', run)")
+def name_error(kernel, code):
+    """The last line of the NameError's traceback that running `code` in the kernel shows."""
+    reply, outputs = kernel.run(code)
     assert reply["status"] == "error" and reply["ename"] == "NameError"
     (error,) = [m["content"] for m in outputs if m["msg_type"] == "error"]
-    assert "run the Setup cell first" in error["traceback"][-1]
+    return error["traceback"][-1]
+
+
+def test_a_cell_run_before_the_setup_cell_says_to_run_the_notebook_from_the_top(new_kernel):
+    assert name_error(new_kernel, "panel = Panel('Race', run)").endswith(
+        "name 'Panel' is not defined. This kernel has not run the notebook's cells above this one (it is new, or was "
+        "restarted): run the notebook from the top (Run → Run All Above Selected Cell), then this cell again.")
     new_kernel.printed(SETUP)
-    reply, outputs = new_kernel.run("panel = Panle('Race', run)")
-    (error,) = [m["content"] for m in outputs if m["msg_type"] == "error"]
-    assert "Panle" in error["traceback"][-1] and "Setup" not in error["traceback"][-1]
+    assert name_error(new_kernel, "panel = Panle('Race', run)").endswith("name 'Panle' is not defined")
+
+
+def test_after_a_restart_25s_panel_cell_says_what_works_and_it_works(kernel_of_25):
+    code = [cell.source for cell in nbformat.read(NOTEBOOK_25, as_version=4).cells if cell.cell_type == "code"]
+    setup, panel = code[0], next(source for source in code if source.startswith("def balances():"))
+    assert name_error(kernel_of_25, panel).endswith(RUN_ALL_ABOVE)
+    kernel_of_25.printed(setup)  # Setup alone is not enough: the panel needs the cells between too, and says so
+    assert name_error(kernel_of_25, panel).endswith(
+        "Another cell of this notebook defines move_in_two_writes, and this kernel has not run it (a restarted kernel "
+        f"forgets every cell it ran): {RUN_ALL_ABOVE}")
+    assert name_error(kernel_of_25, "move_in_tow_writes()").endswith("name 'move_in_tow_writes' is not defined")
+    for source in code[1:code.index(panel)]:  # Run -> Run All Above Selected Cell
+        kernel_of_25.run(source, timeout=600)
+    assert kernel_of_25.printed(panel + "\nprint(*panel.buttons)").split() == ["transfer", "reader"]
 
 
 def test_an_open_notebook_costs_about_the_memory_the_doctor_and_00_say(kernel):
