@@ -617,7 +617,7 @@ def figure(cells):
     chart.update_layout(title={"text": "The isolation atlas<br><sup>✓ prevented in every distinct order · occurs: in k "
                                        "of n distinct orders · blank: does not apply · hover a cell for its words</sup>",
                                "y": 0.98},
-                        height=700, margin={"l": 10, "r": 10, "t": 140, "b": 20},
+                        height=680, margin={"l": 10, "r": 10, "t": 115, "b": 20},
                         xaxis={"side": "top", "tickangle": 0, "tickfont": {"size": 11}, "tickvals": columns,
                                "ticktext": [column_label(column) for column in columns]},
                         yaxis={"autorange": "reversed", "automargin": True, "tickvals": rows,
@@ -653,7 +653,7 @@ def replay_panel(cell, title=None):
     """A step-through panel for a cell's scenario, with its first order that shows the anomaly played; its verdict
     names the anomaly when an order shows it."""
     panel = StepThrough(cell.scenario.clients, cell.scenario.reset, None, orders=cell.frame,
-                        title=title or f"{cell.row} · {cell.column}: an order in which it occurs",
+                        title=title or f"{cell.row} · {cell.column}: its orders, step by step",
                         consistency="dynamodb", judge=cell.scenario.judge(cell.column))
     panel.replay(cell.first)
     return panel
