@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .explore import describe, parse_move
+from .explore import FAULT_WORDS, batch_item, describe, parse_move
 from .races import clobbers
 
 WEBGL_FROM = 1_000
@@ -225,6 +225,22 @@ def move_colours(moves):
     return colours
 
 
+def move_words(move):
+    """A move as a legend names it: 'alice', 'alice: item 2 of her transaction visible', 'alice: a stale answer',
+    'alice: BatchGetItem reads item 1', 'alice: response lost, the SDK retries'."""
+    name, kind, place = parse_move(move)
+    if kind == "+":
+        return f"{name}: item {place + 1} of its write visible"
+    if kind == "~":
+        return f"{name}: an older answer" + (f" (item {batch_item(move) + 1} of its BatchGetItem)"
+                                             if batch_item(move) is not None else "")
+    if kind == "@":
+        return f"{name}: BatchGetItem reads item {place + 1}"
+    if kind == "!":
+        return f"{name}: {FAULT_WORDS[place]}"
+    return name
+
+
 def cell_words(steps):
     """{step: its words short enough for a cell}. A transaction's item becoming visible ("TransactWriteItems makes
     {PK: 'USER#grace', SK: 'PROFILE'} visible") is named by the part of its key that tells the items apart
@@ -278,7 +294,7 @@ def orders(frame, broken, outcome=None):
         y, x, steps, doomed, answers = zip(*cells)
         text = [words[step] for step in steps]
         colour, text_colour = colours[client]
-        figure.add_bar(x=[None], y=names[:1], orientation="h", name=client, marker_color=colour)
+        figure.add_bar(x=[None], y=names[:1], orientation="h", name=move_words(client), marker_color=colour)
         figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=client, showlegend=False, text=text,
                        textposition="inside", insidetextanchor="middle", textangle=0,
                        insidetextfont={"color": text_colour},
@@ -286,7 +302,8 @@ def orders(frame, broken, outcome=None):
                                "line": {"color": COLOURS["lost"], "width": [4 if d else 0 for d in doomed]},
                                "pattern": {"shape": ["" if a in (None, "OK") else "/" for a in answers],
                                            "fgcolor": "white", "size": 10, "solidity": 0.12}},
-                       hovertext=[f"{client}: {t} → {a}" for t, a in zip(steps, answers)], hoverinfo="text")
+                       hovertext=[f"{parse_move(client)[0]}: {t} → {a}" for t, a in zip(steps, answers)],
+                       hoverinfo="text")
     longest = max(len(steps) for steps in rows["steps"])
     figure.add_scatter(y=names, x=[longest + 0.15] * len(rows), mode="text", showlegend=False,
                        text=[("broken: " if not ok else "holds: ") + text for ok, text in zip(rows["ok"], rows["outcome"])],

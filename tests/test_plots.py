@@ -106,10 +106,15 @@ def test_an_order_figure_gives_each_move_its_own_colour_in_its_clients_hue_and_w
         "results": [{"grace": True, "heidi": False}], "ok": [True], "doomed_at": [-1]})
     figure = plots.orders(frame, "create two users with one email")
     legend = {trace.name: trace.marker.color for trace in figure.data if trace.showlegend is not False and trace.name}
-    moves = ["grace", "grace+0", "grace+1", "heidi", "heidi~1"]
+    moves = ["grace", "grace: item 1 of its write visible", "grace: item 2 of its write visible", "heidi",
+             "heidi: an older answer"]
+    assert set(moves) <= set(legend) and not any(sign in name for name in legend for sign in "+~@!"), \
+        "the legend names moves in words, never the explorer's grace+0 or heidi~1"
     assert len({legend[move] for move in moves}) == len(moves)
     assert {legend[move] for move in ("grace", "heidi")} == set(plots.CLIENT_COLOURS[:2])
-    assert legend["grace+0"] in plots.MOVE_SHADES[legend["grace"]] and legend["heidi~1"] in plots.MOVE_SHADES[legend["heidi"]]
+    assert legend[moves[1]] in plots.MOVE_SHADES[legend["grace"]] and legend[moves[4]] in plots.MOVE_SHADES[legend["heidi"]]
+    hovers = [text for trace in figure.data if trace.type == "bar" and trace.hovertext for text in trace.hovertext]
+    assert all(text.startswith(("grace: ", "heidi: ")) for text in hovers) and not any("+" in text for text in hovers)
     cells = [text for trace in figure.data if trace.type == "bar" and trace.text for text in trace.text]
     assert {"USER#grace visible", "EMAIL#z visible", "Query (stale)"} <= set(cells)
 
