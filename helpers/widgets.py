@@ -21,7 +21,7 @@ from .knobs import AS_WEAK_AS_DYNAMODB, knobs
 # The style is the panel's last child, so the panel's text form (what nbval compares) starts as before.
 DISCONNECTED_NOTE = """<style>
 .lab-panel.jupyter-widgets-disconnected::before {
-  content: "This panel belongs to a kernel that has restarted: run its cell again.";
+  content: "This panel belongs to a kernel that has restarted: run the notebook from the top (Run → Run All Above Selected Cell), then its cell.";
   color: #b00; font-weight: bold; font-family: var(--jp-ui-font-family); margin-bottom: 4px;
 }
 </style>"""

@@ -1,6 +1,6 @@
 """Install the lab's own Jupyter settings into the running Python's environment (make lab, Binder, conda):
 JupyterLab's (no news popup), the Jupyter server's (kernels idle for an hour are shut down) and every
-kernel's (helpers.kernel_hints: a cell run before the Setup cell says to run Setup first)."""
+kernel's (helpers.kernel_hints: a cell run before the cells it needs says to run the notebook from the top)."""
 import shutil
 import sys
 from pathlib import Path

@@ -312,7 +312,7 @@ def play_atlas_replays(page, screenshots):
 
 RACE_NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "24-atomic-counters.ipynb"
 DISCONNECTED_NOTE_JS = """cell => getComputedStyle(cell.querySelector('.lab-panel'), '::before').content
-    .includes('This panel belongs to a kernel that has restarted: run its cell again.')"""
+    .includes('This panel belongs to a kernel that has restarted: run the notebook from the top')"""
 PROGRESS_MOVED_JS = """cell => [...cell.querySelectorAll('.progress-bar')]
     .some(bar => parseFloat(bar.style.width) > 0)"""
 
