@@ -1030,8 +1030,8 @@ class Stepper:
 
     def resume(self):
         """If another exploration or panel has used the tables and the lab server since this one started, or a request
-        as weak as DynamoDB came while it was paused, start over and make the moves made so far again (the scenario repeats itself),
-        so play goes on where it was."""
+        as weak as DynamoDB came while it was paused, start over and make the moves made so far again (the scenario
+        repeats itself), so play goes on where it was."""
         if self.session == LATEST["session"] and (self.server is None or self.server.resume()):
             return
         taken = list(self.run.taken)

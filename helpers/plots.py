@@ -295,8 +295,8 @@ def orders(frame, broken, outcome=None):
         text = [words[step] for step in steps]
         colour, text_colour = colours[client]
         figure.add_bar(x=[None], y=names[:1], orientation="h", name=move_words(client), marker_color=colour)
-        figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=move_words(client), showlegend=False, text=text,
-                       textposition="inside", insidetextanchor="middle", textangle=0,
+        figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=move_words(client), showlegend=False,
+                       text=text, textposition="inside", insidetextanchor="middle", textangle=0,
                        insidetextfont={"color": text_colour},
                        marker={"color": colour,
                                "line": {"color": COLOURS["lost"], "width": [4 if d else 0 for d in doomed]},

@@ -168,7 +168,7 @@ class Model:
             self.mode = "paused"
 
     def wake(self):
-        """A request came while paused with a consistency knob on: every copy agrees, and the copies follow the knobs."""
+        """A request came while paused with a consistency knob on: every copy agrees; the copies follow the knobs."""
         if self.mode == "paused" and self.knobbed:
             self.mode = "sampled"
             self.settle()
