@@ -21,6 +21,7 @@ from werkzeug.exceptions import BadRequestKeyError
 
 os.environ.setdefault("MOTO_ALLOW_NONEXISTENT_REGION", "true")
 
+from moto.core.model_instances import model_data  # noqa: E402
 from moto.core.request import Request  # noqa: E402  (moto reads the variable above at import)
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler  # noqa: E402
 
@@ -442,8 +443,26 @@ class LabHTTPServer(ThreadingHTTPServer):
     request_queue_size = 128
 
 
+class Untracked(list):
+    """A model class's instance list that keeps nothing (see stop_tracking_instances)."""
+
+    def append(self, _):
+        """Forget the instance."""
+
+
+def stop_tracking_instances():
+    """moto lists every model instance it ever made (BaseModel.__new__ appends each to its class's instances_tracked,
+    for moto's dashboard, which the lab server does not serve): every item version a request built, for as long as the
+    server runs. Measured: 9 items kept per explored order of three racy clients, 150 MB of the server after 25 run
+    whole. The lab server keeps only what its tables hold."""
+    for service in ("dynamodb", "dynamodbstreams"):
+        for model in model_data[service].values():
+            model.instances_tracked = Untracked()
+
+
 def make_server(port=0, host="127.0.0.1"):
     """A threaded HTTP server for a fresh Engine; call serve_forever() on it."""
+    stop_tracking_instances()
     handler = type("LabHandler", (Handler,), {"engine": Engine()})
     server = LabHTTPServer((host, port), handler)
     server.daemon_threads = True
