@@ -5,7 +5,7 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks import attack, run_at_once
+from helpers.checks import attack, run_at_once, told_moves
 from helpers.knobs import knobs
 from helpers.labserver import together
 from helpers.tables import fresh_table
@@ -262,3 +262,19 @@ def test_a_group_whose_other_requests_never_come_is_let_in_after_a_wait(monkeypa
     assert doors.arrived == {} and doors.complete == {}, "nothing is kept of a finished group"
     malformed = time.monotonic()
     assert doors.let_in("no count") - malformed < 0.2, "a malformed group holds nothing"
+
+
+@pytest.mark.parametrize("schedule, told", [
+    # A transaction whose items all became visible right after its step behaved as one step.
+    (("alice", "alice+0", "alice+1", "bob"), ("alice", "bob")),
+    # Another client's step between its items: each item made visible is told, those before bob's step too.
+    (("alice", "alice+0", "bob", "alice+1"), ("alice", "alice+0", "bob", "alice+1")),
+    (("alice", "bob", "alice+0", "alice+1"), ("alice", "bob", "alice+0", "alice+1")),
+    # A BatchGetItem read back to back is told once, by its last read; a split one read by read.
+    (("bob@0", "bob@1", "alice"), ("bob@1", "alice")),
+    (("bob@0", "alice", "bob@1", "bob@2"), ("bob@0", "alice", "bob@1", "bob@2")),
+    # Two batches of one client back to back are two batches, each told by its last read.
+    (("bob@0", "bob@1", "bob@0~1", "bob@1", "alice"), ("bob@1", "bob@1", "alice")),
+])
+def test_a_report_leaves_out_only_the_moves_that_nothing_came_between(schedule, told):
+    assert tuple(move for move in told_moves(schedule) if move) == told

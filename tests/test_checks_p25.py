@@ -198,8 +198,8 @@ def test_a_transfer_that_reports_a_conflict_as_a_refusal_is_caught_naming_the_ca
     assert not report.passed
     assert report.schedule == ("alice", "alice+0", "bob", "alice+1")
     assert report.message == (
-        "alice: TransactWriteItems -> bob: TransactWriteItems -> alice: TransactWriteItems makes {PK: 'ACCOUNT#B', "
-        "SK: 'BALANCE'} visible: the transfer of 70 from B to A returned False, though it fits in either order (in 6 "
+        "alice: TransactWriteItems -> alice: TransactWriteItems makes {PK: 'ACCOUNT#A', SK: 'BALANCE'} visible -> bob: "
+        "TransactWriteItems -> alice: TransactWriteItems makes {PK: 'ACCOUNT#B', SK: 'BALANCE'} visible: the transfer of 70 from B to A returned False, though it fits in either order (in 6 "
         "of the 8 distinct orders in which alice and bob's requests can reach DynamoDB). Why: a TransactionConflict means "
         "another transaction was using the item at that moment, not that a condition failed: retry a conflict; report "
         "only a failed condition")
@@ -491,12 +491,11 @@ def test_the_notebooks_starting_total_is_caught_reading_half_a_transfer_naming_t
     # explored first.
     assert not report.passed and report.schedule == ("auditor@0", "mover", "mover+0", "mover+1", "auditor@1",
                                                      "auditor@2")
-    # Every step is told, as the schedule has it: the read of B after the transfer is what makes 230.
+    # Every read of the split batch is told: the read of B after the whole transfer is what makes 230.
     assert report.message == (
-        "auditor: BatchGetItem reads {PK: 'ACCOUNT#A', SK: 'BALANCE'} -> mover: TransactWriteItems -> mover: "
-        "TransactWriteItems makes {PK: 'ACCOUNT#A', SK: 'BALANCE'} visible -> mover: TransactWriteItems makes "
-        "{PK: 'ACCOUNT#B', SK: 'BALANCE'} visible -> auditor: BatchGetItem reads {PK: 'ACCOUNT#B', SK: 'BALANCE'} -> "
-        "auditor: BatchGetItem reads {PK: 'ACCOUNT#C', SK: 'BALANCE'}: total_balance returned 230, but A, B and C "
+        "auditor: BatchGetItem reads {PK: 'ACCOUNT#A', SK: 'BALANCE'} -> mover: TransactWriteItems -> auditor: "
+        "BatchGetItem reads {PK: 'ACCOUNT#B', SK: 'BALANCE'} -> auditor: BatchGetItem reads {PK: 'ACCOUNT#C', "
+        "SK: 'BALANCE'}: total_balance returned 230, but A, B and C "
         "hold 200 at every moment (a transfer only moves money between them): it added up balances from before and "
         f"after one (in 4 of the 9 distinct orders in which mover and auditor's requests can reach DynamoDB). "
         f"{READ_COMMITTED}")

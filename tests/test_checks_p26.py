@@ -202,8 +202,10 @@ def test_a_sign_up_that_does_not_retry_a_conflict_is_caught_with_the_conflict_as
     report = check_sign_up_user(wrong)
     assert not report.passed
     assert report.schedule == ("alice", "alice+0", "alice+1", "bob", "alice+2")
-    assert report.message.startswith("alice: TransactWriteItems -> bob: TransactWriteItems -> alice: "
-                                     "TransactWriteItems makes {PK: 'PHONE#+15552000', SK: 'PHONE'} visible: " + told)
+    assert report.message.startswith(
+        "alice: TransactWriteItems -> alice: TransactWriteItems makes {PK: 'USER#u0', SK: 'PROFILE'} visible -> alice: "
+        "TransactWriteItems makes {PK: 'EMAIL#neo@example.com', SK: 'EMAIL'} visible -> bob: TransactWriteItems -> "
+        "alice: TransactWriteItems makes {PK: 'PHONE#+15552000', SK: 'PHONE'} visible: " + told)
     assert report.message.endswith(CONFLICT_CAUSE)
 
 
@@ -214,9 +216,10 @@ def test_a_conflict_answered_as_the_address_taken_is_caught_by_two_sign_ups_afte
     assert not report.passed
     assert report.schedule == ("alice", "alice+0", "alice+1", "bob", "alice+2")
     assert report.message.startswith(
-        "alice: TransactWriteItems -> bob: TransactWriteItems -> alice: TransactWriteItems makes {PK: "
-        "'PHONE#+15550100', SK: 'PHONE'} visible: u1 was told 'email': its address u1@example.com was taken, but no "
-        "sentinel holds it")
+        "alice: TransactWriteItems -> alice: TransactWriteItems makes {PK: 'USER#u0', SK: 'PROFILE'} visible -> alice: "
+        "TransactWriteItems makes {PK: 'EMAIL#u0@example.com', SK: 'EMAIL'} visible -> bob: TransactWriteItems -> "
+        "alice: TransactWriteItems makes {PK: 'PHONE#+15550100', SK: 'PHONE'} visible: u1 was told 'email': its address "
+        "u1@example.com was taken, but no sentinel holds it")
     assert report.message.endswith(f"(in 6 of the 8 distinct orders in which alice and bob's requests can reach "
                                    f"DynamoDB). {CONFLICT_WHY}")
 

@@ -269,8 +269,8 @@ def test_a_transfer_that_answers_a_conflict_false_is_caught_naming_the_conflict(
     report = check_transfer(lambda *args: transfer_with(*args, token=args[1], conflict_is_refusal=True))
     assert not report.passed
     assert report.message == (
-        "alice: TransactWriteItems -> bob: TransactWriteItems -> alice: TransactWriteItems makes {PK: 'ACCOUNT#acct-1', "
-        "SK: 'BALANCE'} visible: one transfer of 30 from acct-0 to acct-1, sent twice, moved its 30 once, but the calls "
+        "alice: TransactWriteItems -> alice: TransactWriteItems makes {PK: 'ACCOUNT#acct-0', SK: 'BALANCE'} visible -> "
+        "bob: TransactWriteItems -> alice: TransactWriteItems makes {PK: 'ACCOUNT#acct-1', SK: 'BALANCE'} visible: one transfer of 30 from acct-0 to acct-1, sent twice, moved its 30 once, but the calls "
         "were answered True and False: every copy of a transfer that took effect must be answered True (a retry asks "
         "whether it happened), and only a refusal False (in 6 of the 8 distinct orders in which alice and bob's requests "
         "can reach DynamoDB). Why: a TransactionConflict means another transaction was using the item at that moment, not "

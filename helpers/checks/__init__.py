@@ -190,23 +190,48 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
 
 
 def told(order):
-    """An order's steps as a report tells them: the items of a transaction that became visible before any other
-    client's step are left out (the transaction behaved as one step), and so are the items of a BatchGetItem read
-    right before its client's next move (the batch read them at one moment)."""
+    """An order's steps as a report tells them: a transaction's items made visible, and a BatchGetItem's item reads
+    but the last, are left out where nothing came between them (told_moves)."""
     return [step for step, move in zip(order["steps"], told_moves(order["schedule"])) if move]
 
 
 def told_moves(schedule):
-    """Each move of a schedule if a report tells it, else None: a transaction's items made visible right after its
-    client's own step are not told, nor an item of a BatchGetItem read right before its client's next move."""
-    moves = []
-    for previous, move, following in zip((None, *schedule), schedule, (*schedule[1:], None)):
-        name, kind, _ = explore.parse_move(move)
-        after_own = kind == "+" and previous is not None and explore.parse_move(previous)[0] == name
-        before_own = (explore.batch_item(move) is not None and following is not None
-                      and explore.parse_move(following)[0] == name)
-        moves.append(None if after_own or before_own else move)
+    """Each move of a schedule if a report tells it, else None. A transaction's items made visible are not told when
+    all of them became visible back to back right after its client's own step (it behaved as one step); a
+    BatchGetItem's item reads, when all were read back to back, are told once, by the last (it read them at one
+    moment). A run split by another client's move is told move by move."""
+    moves = list(schedule)
+    for run, after_step in runs_of_items(schedule):
+        kind = explore.item_move(schedule[run[0]])[1]
+        back_to_back = run == list(range(run[0], run[0] + len(run)))
+        if kind == "+" and back_to_back and after_step:
+            for place in run:
+                moves[place] = None
+        elif kind == "@" and back_to_back:
+            for place in run[:-1]:
+                moves[place] = None
     return moves
+
+
+def runs_of_items(schedule):
+    """(places, whether the first comes right after its client's own step) of each transaction's items made visible
+    and each BatchGetItem's items read: a client's moves of one kind between its other moves, split where an item
+    repeats (its next request began)."""
+    runs, open_runs, last_step = [], {}, {}
+    for place, move in enumerate(schedule):
+        name, kind, item = explore.item_move(move)
+        current = open_runs.get(name)
+        if kind not in ("+", "@"):
+            open_runs.pop(name, None)
+            last_step[name] = place
+            continue
+        if current is None or current[0] != kind or item in current[1]:
+            current = (kind, set(), [])
+            open_runs[name] = current
+            runs.append((current[2], last_step.get(name) == place - 1))
+        current[1].add(item)
+        current[2].append(place)
+    return runs
 
 
 def plainness(schedule):
