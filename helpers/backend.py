@@ -24,6 +24,8 @@ AWS_OPT_IN_VARIABLE = "DYNAMODB_LAB_USE_AWS"
 LAB_TABLE_PATTERN = re.compile(r"^p\d\d-[a-z0-9-]+$")
 LAB_TAG = {"Key": "created-by", "Value": "dynamodb-concurrency-lab"}
 DUMMY_CREDENTIALS = {"aws_access_key_id": "lab", "aws_secret_access_key": "lab", "region_name": "us-east-1"}
+PLUGINS_VARIABLE = "BOTOCORE_EXPERIMENTAL__PLUGINS"
+LAB_PLUGIN = "dynamodb_lab=helpers.clients"
 CLIENT_CONFIG = Config(max_pool_connections=64, retries={"mode": "standard", "max_attempts": 3},
                        connect_timeout=3, read_timeout=30)
 
@@ -68,6 +70,11 @@ def connect(quiet=False):
         _lab = _open_lab()
     if not quiet:
         print(_lab.banner)
+    return _lab
+
+
+def current_lab():
+    """The kernel's Lab if connect() has made it, else None (nothing is started)."""
     return _lab
 
 
@@ -171,19 +178,35 @@ def _make_lab(kind, endpoint, credentials, server=None):
     session = boto3.session.Session(**credentials)
     resource = session.resource("dynamodb", endpoint_url=endpoint, config=CLIENT_CONFIG)
     client = resource.meta.client
-    client.meta.events.register("before-call.dynamodb", trace.on_call)
-    gate.attach(client)
-    if server:
-        client.meta.events.register("before-send.dynamodb", server.restart_if_stopped)
-    if kind != "embedded":
-        client.meta.events.register("before-call.dynamodb", TableGuard(client, kind).check)
-    endpoint = endpoint or client.meta.endpoint_url
+    lab = Lab(kind, endpoint or client.meta.endpoint_url, client, resource, server)
+    attach(client, lab)
     try:
         with trace.tracing(False):
             client.list_tables(Limit=1)
     except BotoCoreError as error:
-        raise BackendError(f"The {kind} backend at {endpoint} did not answer ListTables: {error}") from None
-    return Lab(kind, endpoint, client, resource, server)
+        raise BackendError(f"The {kind} backend at {lab.endpoint} did not answer ListTables: {error}") from None
+    every_client_attached()
+    return lab
+
+
+def attach(client, lab):
+    """Give a DynamoDB client the lab's hooks (once each): the transcript, the gate, the watch on the embedded server,
+    and, off the embedded server, the guard of tables the lab did not create."""
+    events = client.meta.events
+    events.register("before-call.dynamodb", trace.on_call, unique_id="lab-transcript")
+    gate.attach(client)
+    if lab.server:
+        events.register("before-send.dynamodb", lab.server.restart_if_stopped, unique_id="lab-server-watch")
+    if lab.kind != "embedded":
+        events.register("before-call.dynamodb", TableGuard(client, lab.kind).check, unique_id="lab-table-guard")
+
+
+def every_client_attached():
+    """Make botocore call helpers.clients for each client built in this kernel from now on (its client plugins,
+    BOTOCORE_EXPERIMENTAL__PLUGINS), so a library's own DynamoDB client gets the lab's hooks too."""
+    plugins = [plugin for plugin in os.environ.get(PLUGINS_VARIABLE, "").split(",") if plugin.strip()]
+    if LAB_PLUGIN not in plugins:
+        os.environ[PLUGINS_VARIABLE] = ",".join([*plugins, LAB_PLUGIN])
 
 
 class TableGuard:

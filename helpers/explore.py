@@ -16,6 +16,13 @@ is of distinct orders.
 
 `Stepper` drives the same machinery by hand, one request at a time (the step-through panel uses it).
 
+Which client a request belongs to is decided per thread, not per botocore client: a request sent on a client
+function's thread is that client's step, whether the lab's client sends it or a client a library built inside
+(PynamoDB's connection, Powertools' persistence layer, a lock client). Every DynamoDB client built in the kernel after
+`connect()` carries the hold (helpers/clients.py); `install_hold(client)` gives it to one built before. What cannot be
+held: a request a library sends from a thread of its own (a lock client's heartbeat, an executor's worker) belongs to
+no client; the explorer stops with an ExplorationError naming it rather than let it land in no order.
+
 On the lab server the explorer also makes every choice DynamoDB's consistency leaves open
 (helpers/labserver/consistency.py): which version an eventually consistent or index read answers with, and when
 each item of a transaction becomes visible. A step (a "move", as a schedule names it) is then one of:
@@ -48,6 +55,7 @@ import queue
 import threading
 import time
 import uuid
+import weakref
 from contextlib import contextmanager
 from dataclasses import replace
 from math import factorial, prod
@@ -102,6 +110,8 @@ class Crashed(BaseException):
 
 CURRENT = threading.local()  # on a client thread: .run (its Run) and .name (its client name)
 EXPLORING = threading.Lock()
+HELD = weakref.WeakSet()  # every client with the hold installed
+WATCHED = {"run": None, "owner": None}  # the run being explored, and the thread exploring it
 
 
 class Request:
@@ -248,8 +258,10 @@ def hold_request(request, event_name, **_):
     """botocore before-send hook: on a client thread of a run, wait for this request's turn, then mark the request
     with what the explorer chose for it."""
     run = getattr(CURRENT, "run", None)
-    if run is not None:
-        operation = event_name.rpartition(".")[2]
+    operation = event_name.rpartition(".")[2]
+    if run is None:
+        note_stray(operation)
+    else:
         held = Request(CURRENT.name, operation, json.loads(request.body or b"{}"), request)
         if run.modelled:
             request.headers["X-Lab-Step"] = f"{held.client}: {operation}"  # before the hold: choices name the client
@@ -266,6 +278,33 @@ def hold_request(request, event_name, **_):
                 request.headers["X-Lab-Read-Choice"] = json.dumps(held.choice["versions"])
             if operation in ("TransactWriteItems", "BatchWriteItem") and held.fault != "lost":
                 request.headers["X-Lab-Hold-Transaction"] = "1"
+
+
+def note_stray(operation):
+    """Keep an operation sent while a run is explored from a thread that is neither a client's nor the explorer's."""
+    run = WATCHED["run"]
+    if run is not None and threading.get_ident() != WATCHED["owner"]:
+        run.strays.append(operation)
+
+
+@contextmanager
+def watched(run):
+    """Note the requests no client of `run` sends, while the block runs (run.strays)."""
+    WATCHED.update(run=run, owner=threading.get_ident())
+    try:
+        yield
+    finally:
+        WATCHED.update(run=None, owner=None)
+
+
+def strays_error(run):
+    """The ExplorationError for requests that reached DynamoDB from a thread no client runs on."""
+    return ExplorationError(
+        f"{', '.join(sorted(set(run.strays)))} reached DynamoDB from a thread that is none of the clients' (a "
+        "library's background thread, such as a lock client's heartbeat or an executor's worker), so the explorer "
+        "could not hold it in its turn: it holds the requests made on a client function's own thread, whichever "
+        "botocore client sends them. Turn that background work off in the scenario (a lock client without its "
+        "heartbeat thread), or make those requests from the client function.")
 
 
 def note_answer(response, caught_exception, **_):
@@ -312,6 +351,7 @@ def install_hold(client):
     """Register the hold on a boto3 client once; threads that are not a run's clients pass straight through."""
     client.meta.events.register("before-send.dynamodb", hold_request, unique_id=HOLD_ID)
     client.meta.events.register("needs-retry.dynamodb", note_answer, unique_id=ANSWER_ID)
+    HELD.add(client)
 
 
 class Workers:
@@ -367,6 +407,7 @@ class Run:
         self.stopped = False
         self.exited = 0
         self.go = {name: threading.Event() for name in clients}
+        self.strays = []  # operations sent meanwhile from a thread no client runs on (note_stray)
 
     def start(self, workers):
         """Start every client on its worker thread and wait until each is held at its first request or done."""
@@ -682,20 +723,23 @@ def working(clients):
         workers.close()
 
 
-def start_state(reset, server, client):
-    """reset(), then every copy agrees on the state it made, and the SDK client has a fresh client's retry quota."""
+def start_state(reset, server):
+    """reset(), then every copy agrees on the state it made, and each SDK client has a fresh client's retry quota."""
     reset()
-    refill_retry_quota(client)
+    for client in list(HELD):
+        refill_retry_quota(client)
     if server is not None:
         server.post({"settle": True})
 
 
 def refill_retry_quota(client):
     """Fill the client's retry quota: botocore's standard retry mode spends it on retries that end in an error and
-    stops retrying once it runs out, so a lost response's retry would otherwise depend on the orders run before."""
+    stops retrying once it runs out, so a lost response's retry would otherwise depend on the orders run before.
+    botocore's legacy retry mode, a library's default, keeps no quota."""
     handler = client.meta.events._emitter._unique_id_handlers["retry-config-dynamodb"]["handler"]
-    retry_quota = handler.__self__._retry_quota._quota
-    retry_quota.release(retry_quota.INITIAL_CAPACITY)
+    checker = getattr(getattr(handler, "__self__", None), "_retry_quota", None)
+    if checker is not None:
+        checker._quota.release(checker._quota.INITIAL_CAPACITY)
 
 
 def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, faults=(), keys=None):
@@ -711,31 +755,39 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
     possible at a point, less those that sleep there (reduction.py), are tried in order; a sibling tried before the
     one chosen sleeps below it until a move that does not commute with it is made.
     """
-    start_state(reset, server, lab.client)
+    start_state(reset, server)
     run = Run(clients, timeout, server, faults, metered=lab.kind == "embedded", keys=keys or Keys(lab.client))
     choices, sleep = [], []
     try:
-        run.start(workers)
-        while run.held:
-            chosen, tried = choose(run, prefix, choices, sleep)
-            if chosen is None:
-                run.blocked = True
-                run.stop()
-                if server is not None:
-                    server.post({"settle": True})  # no transaction of the abandoned run stays ongoing
-                break
-            step, footprint = transition(chosen), run.footprint(chosen)
-            sleeping = [(entry, every, run.footprint(entry, every)) for entry, every in sleep + tried
-                        if transition(entry) != step]  # each as it stands now, before the move
-            made = run.release(chosen)
-            if footprint.writes and not footprint.fault and getattr(made, "answer", "OK") != "OK":
-                footprint = replace(footprint, writes=False)  # refused or cancelled: it only read its items
-            sleep = wake(sleeping, footprint)
-            run.prints.append(footprint)
+        with watched(run):
+            run.start(workers)
+            walk(run, prefix, choices, sleep, server)
     except BaseException:
         run.stop()
         raise
+    if run.strays:
+        raise strays_error(run)
     return run, choices
+
+
+def walk(run, prefix, choices, sleep, server):
+    """Make the run's moves until no client is held: the prefix's, then the first possible that does not sleep."""
+    while run.held:
+        chosen, tried = choose(run, prefix, choices, sleep)
+        if chosen is None:
+            run.blocked = True
+            run.stop()
+            if server is not None:
+                server.post({"settle": True})  # no transaction of the abandoned run stays ongoing
+            return
+        step, footprint = transition(chosen), run.footprint(chosen)
+        sleeping = [(entry, every, run.footprint(entry, every)) for entry, every in sleep + tried
+                    if transition(entry) != step]  # each as it stands now, before the move
+        made = run.release(chosen)
+        if footprint.writes and not footprint.fault and getattr(made, "answer", "OK") != "OK":
+            footprint = replace(footprint, writes=False)  # refused or cancelled: it only read its items
+        sleep = wake(sleeping, footprint)
+        run.prints.append(footprint)
 
 
 def choose(run, prefix, choices, sleep):
@@ -840,7 +892,8 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     consistency="strong" answers every read as if strongly consistent and applies each transaction at once.
     faults: ("lost_response", "crash") or either, to explore those faults too (see the module docstring).
 
-    clients: {name: function of no arguments}; every request it sends through the lab's client is a step.
+    clients: {name: function of no arguments}; every request sent on its thread, through any DynamoDB client built in
+    the kernel (the module docstring says which), is a step.
     reset(): restores the starting state before each schedule. check(results) -> True when the invariant
     holds, given {name: what the client returned, or the exception it raised}. reset and check make
     requests freely: they are not steps. Nothing is printed (see `replay` for one schedule's transcript).
@@ -983,10 +1036,13 @@ class Stepper:
         with trace.tracing(False), self.turn():
             if self.server is not None:
                 self.server.explore()
-            start_state(self.reset_state, self.server, self.lab.client)
+            start_state(self.reset_state, self.server)
             self.run = Run(self.clients, self.timeout, self.server, self.faults)
             try:
-                self.run.start(self.workers)
+                with watched(self.run):
+                    self.run.start(self.workers)
+                if self.run.strays:
+                    raise strays_error(self.run)
             except BaseException:
                 self.run.stop()
                 raise
@@ -1017,10 +1073,14 @@ class Stepper:
             if move not in possible:
                 raise ValueError(f"{move!r} is not a move now; the moves are {', '.join(possible)}.")
             try:
-                return self.run.release(move)
+                with watched(self.run):
+                    made = self.run.release(move)
+                if self.run.strays:
+                    raise strays_error(self.run)
             except BaseException:
                 self.run.stop()
                 raise
+            return made
 
     def observe(self, function):
         """function() (a panel's view of the tables) with the lab server where this panel's steps left it."""

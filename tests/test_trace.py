@@ -130,12 +130,14 @@ def test_show_prints_numbers_not_decimals(capsys):
         '=== Next invoice number ===\n{\n  "next": 1,\n  "ratio": 0.5,\n  "tags": [\n    "a",\n    "b"\n  ]\n}\n\n')
 
 
-def test_a_plain_boto3_client_is_not_traced(lab, capsys):
+def test_a_client_a_library_builds_on_the_labs_server_is_traced_like_the_labs(lab, capsys):
+    fresh_table("p24-atomic-counters", lab)
     capsys.readouterr()
     other = boto3.client("dynamodb", endpoint_url=lab.endpoint, region_name="us-east-1",
                          aws_access_key_id="x", aws_secret_access_key="x")
-    other.list_tables()
-    assert capsys.readouterr().out == ""
+    other.get_item(TableName="p24-atomic-counters", Key={"PK": {"S": "POST#hello-world"}, "SK": {"S": "STATS"}})
+    TRACER.flush()
+    assert capsys.readouterr().out.startswith(">>> GetItem p24-atomic-counters\n")
 
 
 RACY_PUT = r">>> PutItem p24-atomic-counters\n    item:       \{PK: 'POST#hello-world', SK: 'STATS', views: \d+\}\n"

@@ -1,0 +1,154 @@
+"""The explorer holds the requests of any DynamoDB client the kernel builds, a library's own included: a request sent on a
+client function's thread is that client's step, whichever botocore client sends it. Real libraries, real requests to
+the lab server."""
+import threading
+
+import boto3
+import pytest
+from aws_lambda_powertools.utilities.idempotency import (DynamoDBPersistenceLayer, IdempotencyConfig,
+                                                         idempotent_function)
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
+from pynamodb.attributes import NumberAttribute, UnicodeAttribute, VersionAttribute
+from pynamodb.models import Model
+
+from helpers.backend import DUMMY_CREDENTIALS
+from helpers.clients import ElsewhereError
+from helpers.explore import ExplorationError, explore, replay
+from helpers.tables import recreate_table
+
+TABLE = "p36-libraries"
+KEY_SCHEMA = {"KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+              "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}
+
+
+@pytest.fixture(autouse=True)
+def embedded(lab):
+    """These tests build clients of their own on the lab's embedded server."""
+    if lab.kind != "embedded":
+        pytest.skip("the clients these tests build carry the lab's dummy credentials, for the embedded server")
+
+
+@pytest.fixture
+def table(lab):
+    """An empty table keyed by a string `id`, as Powertools' persistence layer and the models below expect."""
+    recreate_table(lab, TABLE, KEY_SCHEMA)
+    return lab.table(TABLE)
+
+
+def plain_client(lab):
+    """A low-level boto3 client of its own on the lab's server, as a library builds one."""
+    return boto3.session.Session(**DUMMY_CREDENTIALS).client("dynamodb", endpoint_url=lab.endpoint)
+
+
+def test_racy_increments_through_clients_built_inside_each_client_lose_updates_in_the_same_orders(lab, table):
+    def increment():
+        client = plain_client(lab)  # built on the client's thread, during the run
+        item = client.get_item(TableName=TABLE, Key={"id": {"S": "counter"}})["Item"]
+        client.put_item(TableName=TABLE, Item={"id": {"S": "counter"}, "n": {"N": str(int(item["n"]["N"]) + 1)}})
+
+    orders = explore({"alice": increment, "bob": increment},
+                     lambda: table.put_item(Item={"id": "counter", "n": 0}),
+                     lambda _: table.get_item(Key={"id": "counter"}, ConsistentRead=True)["Item"]["n"] == 2,
+                     consistency="strong")
+    assert (len(orders), int((~orders["ok"]).sum())) == (4, 2)
+    assert ("alice: GetItem", "bob: GetItem", "alice: PutItem", "bob: PutItem") in set(orders["steps"])
+
+
+def test_a_client_built_before_the_exploration_is_held_on_whichever_thread_uses_it(lab, table, capsys):
+    client = plain_client(lab)
+
+    def write(value):
+        return lambda: client.put_item(TableName=TABLE, Item={"id": {"S": "x"}, "v": {"S": value}})
+
+    replay({"alice": write("a"), "bob": write("b")}, lambda: table.delete_item(Key={"id": "x"}), ["bob", "alice"])
+    assert table.get_item(Key={"id": "x"}, ConsistentRead=True)["Item"]["v"] == "a"
+    transcript = capsys.readouterr().out
+    assert transcript.index("--- bob ---") < transcript.index("--- alice ---")
+    assert "PutItem" in transcript
+
+
+def pynamodb_counter(lab):
+    """A PynamoDB model with a VersionAttribute, on the lab's server."""
+    class Counter(Model):
+        class Meta:
+            table_name = TABLE
+            host = lab.endpoint
+            region = DUMMY_CREDENTIALS["region_name"]
+            aws_access_key_id = DUMMY_CREDENTIALS["aws_access_key_id"]
+            aws_secret_access_key = DUMMY_CREDENTIALS["aws_secret_access_key"]
+
+        id = UnicodeAttribute(hash_key=True)
+        views = NumberAttribute(default=0)
+        likes = NumberAttribute(default=0)
+        version = VersionAttribute()
+    return Counter
+
+
+def test_pynamodbs_version_check_loses_an_add_that_did_not_bump_the_version_in_one_of_three_orders(lab, table):
+    counter = pynamodb_counter(lab)
+
+    def reset():
+        table.delete_item(Key={"id": "post"})
+        counter("post").save()
+
+    def view():
+        post = counter.get("post", consistent_read=True)
+        post.views += 1
+        post.save()  # a whole-item PutItem, conditioned on the version it read
+
+    def like():
+        table.update_item(Key={"id": "post"}, UpdateExpression="ADD likes :one", ExpressionAttributeValues={":one": 1})
+
+    orders = explore({"alice": view, "bob": like}, reset,
+                     lambda _: table.get_item(Key={"id": "post"}, ConsistentRead=True)["Item"]["likes"] == 1,
+                     consistency="strong")
+    assert len(orders) == 3
+    lost, = orders[~orders["ok"]].itertuples()
+    assert lost.steps == ("alice: GetItem", "bob: UpdateItem", "alice: PutItem")
+    assert lost.answers == ("OK", "OK", "OK"), "the version check passed: the ADD did not bump the version"
+
+
+@pytest.mark.filterwarnings("ignore:Couldn't determine the remaining time left")
+def test_powertools_idempotency_refuses_its_own_request_when_the_claims_response_is_lost(lab, table):
+    layer = DynamoDBPersistenceLayer(table_name=TABLE, boto3_client=plain_client(lab))
+    ran = []
+
+    @idempotent_function(data_keyword_argument="order", persistence_store=layer,
+                         config=IdempotencyConfig(use_local_cache=False))
+    def place(order):
+        ran.append(order["id"])
+        return {"placed": order["id"]}
+
+    def reset():
+        recreate_table(lab, TABLE, KEY_SCHEMA)
+        ran.clear()
+
+    bodies = []  # per order: how many times the function's body ran
+    orders = explore({"alice": lambda: place(order={"id": "o-1"})}, reset, lambda _: bodies.append(len(ran)) or True,
+                     consistency="strong", faults=("lost_response",))
+    refused = [place for place, results in enumerate(orders["results"])
+               if isinstance(results["alice"], IdempotencyAlreadyInProgressError)]
+    assert len(orders) == 3 and len(refused) == 1, "the SDK's retry of the claim meets the claim itself"
+    assert orders["steps"][refused[0]][:2] == ("alice: PutItem (response lost, the SDK retries)", "alice: PutItem")
+    assert bodies[refused[0]] == 0, "the body never ran for the request"
+
+
+def test_a_request_from_a_thread_no_client_runs_on_stops_the_exploration_naming_it(lab, table):
+    client = plain_client(lab)
+
+    def heartbeat_beside():
+        beat = threading.Thread(target=lambda: client.get_item(TableName=TABLE, Key={"id": {"S": "lock"}}))
+        beat.start()
+        beat.join()
+        client.put_item(TableName=TABLE, Item={"id": {"S": "lock"}})
+
+    with pytest.raises(ExplorationError, match="GetItem reached DynamoDB from a thread that is none of the clients'"):
+        explore({"alice": heartbeat_beside}, lambda: None, lambda _: True, consistency="strong")
+
+
+def test_a_client_that_would_reach_amazons_dynamodb_is_refused_saying_where_it_points(lab):
+    elsewhere = boto3.session.Session(**DUMMY_CREDENTIALS).client("dynamodb",
+                                                                   endpoint_url="https://dynamodb.eu-west-1.amazonaws.com")
+    with pytest.raises(ElsewhereError, match="sends ListTables to https://dynamodb.eu-west-1.amazonaws.com, not to "
+                                             "the lab's embedded backend"):
+        elsewhere.list_tables()
