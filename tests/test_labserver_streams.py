@@ -362,3 +362,41 @@ def test_list_streams_pages_with_limit_and_names_a_tables_streams(streams, make)
     assert {mine, other} <= set(listed) and len(listed) == len(set(listed))
     assert streams.list_streams(TableName=OTHER)["Streams"] == [
         {"StreamArn": other, "TableName": OTHER, "StreamLabel": other.rsplit("/", 1)[1]}]
+
+
+def test_stream_lag_holds_records_back_then_lets_them_in_in_each_items_order(lab, knobs_off, dynamodb, streams, make):
+    """With stream_lag at 10 s (longer than this test), nothing has entered the stream after the writes; turned off,
+    every waiting record enters at once, each item's in the order of its changes, each once."""
+    arn = make()
+    set_knobs(lab, quiet=True, stream_lag=10)
+    dynamodb.transact_write_items(TransactItems=[{"Put": {"TableName": TABLE, "Item": item(key, n=1)}}
+                                                 for key in ("a", "b")])
+    dynamodb.put_item(TableName=TABLE, Item=item("a", n=2))
+    start = iterator_at(streams, arn)
+    assert streams.get_records(ShardIterator=start)["Records"] == []
+    set_knobs(lab, quiet=True, stream_lag=0)
+    records = read_all(streams, start)
+    assert sorted(changes(records)) == [("INSERT", "a"), ("INSERT", "b"), ("MODIFY", "a")]
+    assert [record["dynamodb"]["NewImage"]["n"]["N"] for record in records
+            if record["dynamodb"]["Keys"]["PK"]["S"] == "a"] == ["1", "2"]
+
+
+def test_stream_lag_lets_other_records_come_between_a_transactions(lab, knobs_off, dynamodb, streams, make):
+    """DynamoDB Transactions: How it works: "Changes made with transactions are propagated to global secondary indexes
+    (GSIs), DynamoDB streams, and backups eventually, after the transaction completes successfully." With stream_lag
+    a range, each record draws its own delay and takes its sequence number as it enters: of twenty two-item
+    transactions, read once the knob is off, some transaction's two records have another's between them (that none
+    has is a chance of 20! 2^20 / 40!, below 1 in 10^23), while one item changed between them keeps its order."""
+    arn = make()
+    set_knobs(lab, quiet=True, stream_lag=[0, 10])
+    for number in range(20):
+        dynamodb.transact_write_items(TransactItems=[{"Put": {"TableName": TABLE, "Item": item(f"{side}{number}")}}
+                                                     for side in ("x", "y")])
+        dynamodb.put_item(TableName=TABLE, Item=item("counter", n=number))
+    set_knobs(lab, quiet=True, stream_lag=None)
+    records = read_all(streams, iterator_at(streams, arn))
+    places = {key: place for place, (_, key) in enumerate(changes(records))}
+    assert len(records) == 60
+    assert any(abs(places[f"x{number}"] - places[f"y{number}"]) > 1 for number in range(20))
+    assert [record["dynamodb"]["NewImage"]["n"]["N"] for record in records
+            if record["dynamodb"]["Keys"]["PK"]["S"] == "counter"] == [str(number) for number in range(20)]

@@ -30,6 +30,13 @@ streams instead of moto's StreamShard:
   ExpiredIteratorException. An iterator carries its position and the time it was returned, signed by the server,
   so the server keeps nothing per iterator (moto kept every one it handed out).
 - DescribeStream's Limit and ExclusiveStartShardId, ListStreams' Limit and ExclusiveStartStreamArn.
+- The stream_lag knob (knobs.py), sampled: "Changes made with transactions are propagated to global secondary
+  indexes (GSIs), DynamoDB streams, and backups eventually, after the transaction completes successfully" (Developer
+  Guide, "Amazon DynamoDB Transactions: How it works"). With it on, each record waits a delay drawn from its range
+  (`wait`) and enters its stream when a DynamoDB Streams request comes after that (`land`), never before an earlier
+  record of the same item; it takes its sequence number as it enters, so a transaction's records enter one by one
+  and other writes' records may come between them. Turned off, every waiting record enters at once; a stream being
+  disabled first takes its own.
 
 Not modelled: trimming (records older than 24 hours stay readable; a lab session is shorter, so
 TrimmedDataAccessException never comes); TTL deletions (the lab server does not expire items); one shard per stream,
@@ -43,6 +50,7 @@ import hmac
 import itertools
 import json
 import os
+import random
 import re
 import time
 import uuid
@@ -68,12 +76,16 @@ STREAM_ARN = re.compile(r"arn:aws[a-z-]*:dynamodb:[^:]*:[0-9]{12}:table/([a-zA-Z
 SECRET = os.urandom(16)  # signs the iterators this server hands out
 sequence_numbers = itertools.count(10 ** 20)  # 21 digits, the least DynamoDB's SequenceNumber has
 changes = {}  # the request being applied: (stream, key values) -> [stream, item before, item after], in order
+lag = None  # the stream_lag knob: None (a record enters its stream as its request is answered), or (low, high) s
+waiting = []  # stream_lag: [((moment it enters, arrival), (stream, item), record)], in the order they will enter
+last_entries = {}  # stream_lag: (stream, item) -> (moment, arrival) of the item's last waiting record
+arrivals = itertools.count()
 
 INVALID_STREAM_ARN = "Invalid StreamArn"  # the AWS SDK for JavaScript's integration test of real DynamoDB Streams
 NO_SUCH_STREAM = "Requested resource not found: Stream: {} not found"  # DynamoDB Local's words
 NO_SUCH_SHARD = "Requested resource not found: Shard does not exist"  # what ex_kcl and the Kinesis adapter handle
 INVALID_ITERATOR = "Invalid ShardIterator"
-EXPIRED_ITERATOR = "The provided iterator exceeds the maximum age allowed."  # the API reference's ExpiredIterator...
+EXPIRED_ITERATOR = "The provided iterator exceeds the maximum age allowed."  # the API reference's, for its message
 NUMBER_NEEDED = "A SequenceNumber is required for ShardIteratorType {}"
 NUMBER_REFUSED = "A SequenceNumber is not allowed with ShardIteratorType {}"
 NUMBER_OUTSIDE = "Invalid SequenceNumber {} for shard {}: it is not a sequence number of the shard"
@@ -84,10 +96,7 @@ AT_MOST = "Member must have value less than or equal to {}"
 
 
 class StreamsError(JsonRESTError):
-    """An error DynamoDB Streams answers, raised where moto's handler turns it into the response."""
-
-    def __init__(self, code, message):
-        super().__init__(code, message)
+    """An error DynamoDB Streams answers (code, message), raised where moto's handler turns it into the response."""
 
 
 class Stream:
@@ -119,33 +128,38 @@ class Stream:
         else:
             changes[key] = [self, old, new]
 
-    def record(self, old, new):
-        """Append the record of a change that succeeded, unless it left the item as it was."""
+    def prepared(self, old, new):
+        """The record of a change that succeeded (its SequenceNumber given when it enters the stream), or None when
+        the change left the item as it was."""
         before = None if old is None else old.to_json()["Attributes"]
         after = None if new is None else new.to_json()["Attributes"]
         if canonical(before) == canonical(after):
-            return
+            return None
         keys = {name: value for name, value in (after or before).items() if name in self.key_names}
         body = {"ApproximateCreationDateTime": utcnow().replace(microsecond=0), "Keys": keys}
         if after is not None and self.view_type in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES"):
             body["NewImage"] = after
         if before is not None and self.view_type in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES"):
             body["OldImage"] = before
-        number = next(sequence_numbers)
-        body["SequenceNumber"] = str(number)
         body["SizeBytes"] = max(1, sum(item_size(body.get(part)) for part in ("Keys", "NewImage", "OldImage")))
         body["StreamViewType"] = self.view_type
+        return {"eventID": uuid.uuid4().hex,
+                "eventName": "INSERT" if old is None else "REMOVE" if new is None else "MODIFY",
+                "eventVersion": EVENT_VERSION, "eventSource": "aws:dynamodb", "awsRegion": self.region,
+                "dynamodb": body}
+
+    def enter(self, record):
+        """The record enters the stream: the next sequence number is its."""
+        number = next(sequence_numbers)
+        record["dynamodb"]["SequenceNumber"] = str(number)
         self.numbers.append(number)
         self.times.append(time.time())
-        self.records.append({"eventID": uuid.uuid4().hex,
-                             "eventName": "INSERT" if old is None else "REMOVE" if new is None else "MODIFY",
-                             "eventVersion": EVENT_VERSION, "eventSource": "aws:dynamodb", "awsRegion": self.region,
-                             "dynamodb": body})
+        self.records.append(record)
 
     def close(self):
         """Disable the stream: its shard takes no more records; what it holds stays readable."""
         self.status = "DISABLED"
-        self.ending = self.numbers[-1] if self.numbers else self.starting
+        self.ending = self.last_number()
 
     def last_number(self):
         """The greatest sequence number of the shard so far (its starting number while it holds no record)."""
@@ -206,11 +220,52 @@ def canonical_value(value):
 
 def applied(succeeded):
     """A request has been applied: each item it changed gets one record if it succeeded; none if it failed."""
+    if not changes:
+        return
     done = list(changes.values())
     changes.clear()
-    if succeeded:
-        for stream, old, new in done:
-            stream.record(old, new)
+    if not succeeded:
+        return
+    now = time.time()
+    for stream, old, new in done:
+        record = stream.prepared(old, new)
+        if record is None:
+            continue
+        if lag is None:
+            stream.enter(record)
+        else:
+            wait(stream, record, now)
+
+
+def wait(stream, record, now):
+    """stream_lag: the record enters its stream after a delay drawn from the knob's range, and never before the
+    records of the same item that came before it."""
+    item = (stream, json.dumps(record["dynamodb"]["Keys"], sort_keys=True))
+    moment = (max(now + random.uniform(*lag), last_entries.get(item, (0.0,))[0]), next(arrivals))
+    last_entries[item] = moment
+    bisect.insort(waiting, (moment, item, record), key=lambda entry: entry[0])
+
+
+def land(until, stream=None):
+    """Each waiting record whose moment is `until` or earlier (and every one of `stream`, about to close) enters its
+    stream, in the order of their moments."""
+    kept = []
+    for moment, item, record in waiting:
+        if moment[0] <= until or item[0] is stream:
+            item[0].enter(record)
+            if last_entries.get(item) == moment:
+                del last_entries[item]
+        else:
+            kept.append((moment, item, record))
+    waiting[:] = kept
+
+
+def set_lag(span):
+    """The stream_lag knob: (low, high) seconds, or None, when every waiting record enters its stream now."""
+    global lag
+    lag = span
+    if span is None:
+        land(float("inf"))
 
 
 def stream_specification(self, streams):
@@ -226,6 +281,7 @@ def stream_specification(self, streams):
         self.stream_specification = {"StreamEnabled": True, "StreamViewType": stream.view_type}
         return
     if current is not None:
+        land(time.time(), current)
         current.close()
     self.stream_shard = None
     self.stream_specification = {"StreamEnabled": False}
@@ -285,6 +341,7 @@ def at_most(name, value, most):
 
 def describe_stream(self):
     """DescribeStream: the stream, enabled or disabled, and its shard; Limit and ExclusiveStartShardId honoured."""
+    land(time.time())
     stream = named_stream(self, self._get_param("StreamArn"))
     limit = at_most("limit", self._get_param("Limit"), MAX_LISTED)
     return ActionResult({"StreamDescription": stream.description(limit, self._get_param("ExclusiveStartShardId"))})
@@ -293,6 +350,7 @@ def describe_stream(self):
 def list_streams(self):
     """ListStreams: the streams of the account and Region (of one table, if TableName says), every one a table kept,
     in ARN order from after ExclusiveStartStreamArn; LastEvaluatedStreamArn when Limit left some out."""
+    land(time.time())
     name, start = self._get_param("TableName"), self._get_param("ExclusiveStartStreamArn")
     limit = at_most("limit", self._get_param("Limit"), MAX_LISTED)
     if start is not None:
@@ -308,6 +366,7 @@ def list_streams(self):
 
 def get_shard_iterator(self):
     """GetShardIterator: an iterator of the stream's shard at the position its type says."""
+    land(time.time())
     kind, number, timestamp = (self._get_param(name) for name in ("ShardIteratorType", "SequenceNumber", "Timestamp"))
     if kind not in ITERATOR_TYPES:
         raise StreamsError("ValidationException",
@@ -342,6 +401,7 @@ def signature(body):
 
 def get_records(self):
     """GetRecords: the records from the iterator's position; NextShardIterator, unless the shard is closed and read."""
+    land(time.time())
     text = self._get_param("ShardIterator")
     limit = at_most("limit", self._get_param("Limit"), MAX_RECORDS)
     arn, start, returned = iterator_parts(text)
