@@ -17,8 +17,9 @@ partition_limits={"write": 20} a partition key value that has used 20 write unit
 stream_lag=0.5         each stream record enters its stream 0.5 s after its write (or a [low, high] range per record),
                        never before an earlier record of the same item: a transaction's records enter one by one,
                        and another write's records may come between them
-0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the four consistency knobs on at once. Only the lab server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable,
-so notebooks check `lab.kind == "embedded"` first.
+0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the four consistency knobs on at once. Only the lab
+server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable, so notebooks check `lab.kind == "embedded"`
+first.
 """
 import json
 import http.client

@@ -19,7 +19,8 @@ NOTHING_TO_DISABLE = "Table has no stream to disable: TableName: {}"
 ENABLE_NEEDS_VIEW = PARAMETERS + "If stream is being enabled then UpdateViewType is required"
 DISABLE_TAKES_NO_VIEW = PARAMETERS + "If stream is being disabled, then UpdateViewType must not be specified"
 CREATE_NEEDS_VIEW = PARAMETERS + "Table is being created with a stream enabled, UpdateViewType is required"
-CREATE_TAKES_NO_VIEW = PARAMETERS + "Table is being created with a stream disabled, UpdateViewType should not be specified"
+CREATE_TAKES_NO_VIEW = (PARAMETERS
+                        + "Table is being created with a stream disabled, UpdateViewType should not be specified")
 
 
 def created_stream_fits(params):
