@@ -14,8 +14,12 @@ transaction_conflict=1  the next TransactWriteItems is cancelled with reason Tra
                         requests whose body contains it, and only the actions that contain it are contested)
 partition_limits={"write": 20} a partition key value that has used 20 write units in the last second is throttled
                         (ThrottlingException), as DynamoDB throttles one past its 1,000 (reads: 3,000) a second
-0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the three consistency knobs on at once. Only the lab server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable,
-so notebooks check `lab.kind == "embedded"` first.
+stream_lag=0.5         each stream record enters its stream 0.5 s after its write (or a [low, high] range per record),
+                       never before an earlier record of the same item: a transaction's records enter one by one,
+                       and another write's records may come between them
+0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the four consistency knobs on at once. Only the lab
+server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable, so notebooks check `lab.kind == "embedded"`
+first.
 """
 import json
 import http.client
@@ -39,7 +43,8 @@ def set_knobs(lab, quiet=False, **values):
     return knob_values
 
 
-AS_WEAK_AS_DYNAMODB = {"stale_reads": [0.01, 0.1], "gsi_lag": [0.1, 1.0], "transaction_window": [0.01, 0.05]}
+AS_WEAK_AS_DYNAMODB = {"stale_reads": [0.01, 0.1], "gsi_lag": [0.1, 1.0], "transaction_window": [0.01, 0.05],
+                       "stream_lag": [0.01, 0.1]}
 CONSISTENCY_KNOBS = tuple(AS_WEAK_AS_DYNAMODB)
 STRONGER = {"stale_reads": "default reads are never stale",
             "transaction_window": "transactions never conflict, batch writes land whole", "gsi_lag": "indexes never lag"}
@@ -47,9 +52,10 @@ STRONGER = {"stale_reads": "default reads are never stale",
 
 def as_weak_as_dynamodb(lab, on=True, quiet=False):
     """Turn on (or, with on=False, off) every weakness DynamoDB documents: default reads that may be stale,
-    transactions that stay ongoing (and conflict), indexes that trail. AWS publishes no figures for these delays;
-    the lab's choices are a follower 10-100 ms behind, an index 0.1-1 s behind (AWS re:Post: writes "propagate to
-    a GSI within 1 second") and a transaction ongoing 10-50 ms."""
+    transactions that stay ongoing (and conflict), indexes that trail, stream records that enter their stream item by
+    item. AWS publishes no figures for these delays; the lab's choices are a follower 10-100 ms behind, an index
+    0.1-1 s behind (AWS re:Post: writes "propagate to a GSI within 1 second"), a transaction ongoing 10-50 ms and a
+    stream record entering 10-100 ms after its write."""
     values = AS_WEAK_AS_DYNAMODB if on else dict.fromkeys(CONSISTENCY_KNOBS)
     return set_knobs(lab, quiet=quiet, **values)
 
@@ -76,7 +82,8 @@ def knobs(lab, quiet=False, **values):
         yield knob_values
     finally:
         restore = {name: before[name] for name in ("latency", "stale_reads", "gsi_lag", "transaction_window",
-                                                   "lose_response", "transaction_conflict", "partition_limits")}
+                                                   "lose_response", "transaction_conflict", "partition_limits",
+                                                   "stream_lag")}
         if before["lose_response"]:
             restore.update(lose_count=before["lose_count"], lose_matching=before["lose_matching"])
         if before["transaction_conflict"]:

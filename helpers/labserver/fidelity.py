@@ -16,7 +16,8 @@ in modules grouped by what they check:
 - tables: table names, local secondary indexes, UpdateTable, UpdateTimeToLive, ListTables' order;
 - items: Query's Limit, and item operations' results (UPDATED_NEW / UPDATED_OLD, AttributesToGet);
 - partiql: PartiQL statements;
-- streams, exports: DynamoDB Streams, exports and imports.
+- streams: StreamSpecification on CreateTable and UpdateTable (the streams themselves are streamlog.py's);
+- exports: exports and imports.
 """
 from functools import partial
 
@@ -36,7 +37,7 @@ from .legacy import attribute_updates_spare_the_key, expected_translated, one_ki
 from .partiql import (each_statement_inlined, each_statement_well_formed, enough_parameters,
                       no_returning_in_transaction, parameters_inlined, statement_not_empty, statement_tables_exist,
                       statement_well_formed, statements_not_empty)
-from .streams import iterator_made, shard_exists, stream_exists
+from .streams import created_stream_fits, stream_change_fits
 from .tables import (index_updates_fit, local_indexes_share_the_key, table_name_valid, table_status_said,
                      throughput_changes, ttl_attribute_named, ttl_table_exists)
 from .transactions import (at_least_one_action, at_most_4_mb, at_most_100_actions, each_get_names_a_get,
@@ -78,10 +79,10 @@ BEFORE = {  # rules that answer a request before the engine sees it, in turn; th
     "BatchGetItem": (gets_not_empty, projections_parse, batch_keys_match_schema, batch_keys_stored),
     "BatchWriteItem": (writes_not_empty, at_most_25_writes, batch_keys_match_schema, each_key_once,
                        batch_items_stored),
-    "CreateTable": (table_name_valid, local_indexes_share_the_key),
+    "CreateTable": (table_name_valid, local_indexes_share_the_key, created_stream_fits),
     "DescribeTable": (table_name_valid,),
     "DeleteTable": (table_name_valid,),
-    "UpdateTable": (table_name_valid, throughput_changes, index_updates_fit),
+    "UpdateTable": (table_name_valid, throughput_changes, index_updates_fit, stream_change_fits),
     "UpdateTimeToLive": (ttl_attribute_named, ttl_table_exists),
     "ExecuteStatement": (statement_well_formed, enough_parameters),
     "BatchExecuteStatement": (partial(statements_not_empty, "Statements"), enough_parameters),
@@ -105,11 +106,6 @@ FAILURE = {  # rules that run only once moto has failed on a request, so they co
     "ExecuteTransaction": (statement_tables_exist,),
     "DescribeExport": (partial(resource_found, "ExportArn", "Export", "table_exports"),),
     "DescribeImport": (partial(resource_found, "ImportArn", "Import", "table_imports"),),
-}
-STREAMS_FAILURE = {  # as FAILURE, for DynamoDB Streams
-    "DescribeStream": (stream_exists,),
-    "GetShardIterator": (stream_exists, shard_exists),
-    "GetRecords": (iterator_made,),
 }
 RESULT = {  # corrections of a successful item operation's result, before it is encoded
     "UpdateItem": (only_updated_attributes,),
@@ -196,15 +192,16 @@ def failure(params, failed, streams_operation=None):
 
 
 def streams_failure(operation, params, failed):
-    """DynamoDB Streams' answer for a request moto's streams engine failed on: a required member left out, as
-    DynamoDB's validation words it; the answer of the operation's STREAMS_FAILURE rule; else InternalServerError."""
+    """DynamoDB Streams' answer for a request the streams engine (streamlog.py) failed on: a required member left
+    out, as DynamoDB's validation words it; SerializationException for a member of the wrong JSON type; else
+    InternalServerError."""
     model = get_service_model("dynamodbstreams")
     if operation in model.operation_names:
-        answer = members_missing([name for name in model.operation_model(operation).input_shape.required_members
-                                  if params.get(name) is None])
+        shape = model.operation_model(operation).input_shape
+        answer = members_missing([name for name in shape.required_members if params.get(name) is None])
         if answer is not None:
             return answer
-    answer = first_answer(STREAMS_FAILURE.get(operation, ()), params)
-    if answer is not None:
-        return answer
+        mistyped = type_mismatch(shape, params, "member")
+        if mistyped is not None:
+            return 400, {"__type": SERIALIZATION, "Message": mistyped}
     return error("InternalServerError", f"{type(failed).__name__}: {failed}", 500)

@@ -15,6 +15,9 @@
   and nothing applied. SDKs do not retry a cancelled transaction, so the caller's own retry branch runs.
 - partition_limits: {"write": units, "read": units} per partition key value and second (DynamoDB's are 1000 and
   3000); a request on a key value that has used them is throttled as DynamoDB throttles it (metering.py).
+- stream_lag: each stream record enters its stream that many seconds after its write, never before an earlier
+  record of the same item, and takes its sequence number then: a transaction's records enter one by one, and
+  another write's may come between them (streamlog.py).
 
 State is changed only under the engine lock (Engine.handle, Engine.knob_request); the fast path of
 Engine.handle reads `on` and the model's `active` without it, so switching a knob takes effect from the next request.
@@ -26,6 +29,8 @@ import time
 from moto.dynamodb.exceptions import TransactionCanceledException
 from moto.dynamodb.models import dynamodb_backends
 
+from . import streamlog
+
 MAX_SECONDS = 10
 MAX_LOST = 100
 CONFLICT = ("TransactionConflict", "Transaction is ongoing for the item", None)
@@ -33,9 +38,9 @@ OPERATIONS = ("PutItem", "UpdateItem", "DeleteItem", "GetItem", "Query", "Scan",
               "BatchGetItem", "TransactWriteItems", "TransactGetItems")
 LAGS = ("stale_reads", "gsi_lag", "transaction_window")
 NAMES = ("latency", *LAGS, "lose_response", "lose_count", "lose_matching", "transaction_conflict",
-         "conflict_matching", "partition_limits")
+         "conflict_matching", "partition_limits", "stream_lag")
 KNOBS_OFF = {"latency": None, **{name: None for name in LAGS}, "lose_response": None, "transaction_conflict": None,
-             "partition_limits": None}
+             "partition_limits": None, "stream_lag": None}
 LIMIT_KINDS = ("write", "read")
 MAX_LIMIT = 100000
 
@@ -108,7 +113,8 @@ class Knobs:
                 "lose_matching": lose.get("matching"), "responses_lost": self.responses_lost,
                 "transaction_conflict": (self.conflict or {}).get("count", 0),
                 "conflict_matching": (self.conflict or {}).get("matching"), "conflicts_made": self.conflicts_made,
-                "partition_limits": self.meter.limits}
+                "partition_limits": self.meter.limits,
+                "stream_lag": list(streamlog.lag) if streamlog.lag else None}
 
     def describe(self):
         """'latency 0.05 s, gsi_lag 0.5 s, lose_response next 1 PutItem', or '' when all are off."""
@@ -127,6 +133,8 @@ class Knobs:
         if self.meter.limits:
             limits = ", ".join(f"{kind} {units:g}/s" for kind, units in self.meter.limits.items())
             parts.append(f"partition_limits {limits}")
+        if streamlog.lag:
+            parts.append(f"stream_lag {seconds_text(streamlog.lag)}")
         return ", ".join(parts)
 
     def update(self, values):
@@ -134,8 +142,8 @@ class Knobs:
         unknown = sorted(set(values) - set(NAMES))
         if unknown:
             raise KnobError(f"Unknown knob {unknown[0]!r}; the knobs are latency, stale_reads, gsi_lag, "
-                            "transaction_window, lose_response (with lose_count and lose_matching) and "
-                            "transaction_conflict (with conflict_matching) and partition_limits.")
+                            "transaction_window, lose_response (with lose_count and lose_matching), "
+                            "transaction_conflict (with conflict_matching), partition_limits and stream_lag.")
         latency = seconds_range("latency", values["latency"]) if "latency" in values else self.latency
         lags = {name: seconds_range(name, values[name]) if name in values else getattr(self.model, name)
                 for name in LAGS}
@@ -143,12 +151,14 @@ class Knobs:
         conflict = (conflicting(values, self.conflict) if set(values) & {"transaction_conflict", "conflict_matching"}
                     else self.conflict)
         limits = limits_setting(values["partition_limits"]) if "partition_limits" in values else self.meter.limits
+        stream_lag = seconds_range("stream_lag", values["stream_lag"]) if "stream_lag" in values else streamlog.lag
         self.latency, self.lose, self.conflict = latency, lose, conflict
         for name, lag in lags.items():
             setattr(self.model, name, lag)
         self.model.catch_up()
         if limits != self.meter.limits:
             self.meter.limit(limits)
+        streamlog.set_lag(stream_lag)
         self.on = self.any_on()
 
     def any_on(self):

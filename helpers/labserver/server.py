@@ -25,7 +25,7 @@ from moto.core.model_instances import model_data  # noqa: E402
 from moto.core.request import Request  # noqa: E402  (moto reads the variable above at import)
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler  # noqa: E402
 
-from . import fidelity  # noqa: E402
+from . import fidelity, streamlog  # noqa: E402
 from .consistency import (BATCH_ITEM_HEADER, BATCH_READ_HEADER, CHOICE_HEADER, ChoiceError, Model, only_item,  # noqa: E402
                           step_client)
 from .fresh import TABLES_PATH, Made  # noqa: E402
@@ -230,7 +230,9 @@ class Engine:
         try:
             status, out_headers, payload = self.dispatch(url, headers, body, target, params)
         except Exception as error:  # the engine failed: answer as DynamoDB does, keep serving
+            streamlog.applied(False)
             return engine_failure(error, params)
+        streamlog.applied(int(status) == 200)
         if isinstance(payload, str):
             payload = payload.encode()
         payload = fidelity.after(target, params, int(status), payload)
