@@ -134,20 +134,25 @@ def render_call(operation, body):
     if operation in ("TransactWriteItems", "TransactGetItems"):
         lines = [f">>> {operation}"]
         for action in body.get("TransactItems", []):
-            (kind, detail), = action.items()
-            lines.append(f"    - {kind} {detail.get('TableName', '')}")
-            lines += fields(detail, indent=8)
+            lines += action_lines(action, lambda kind, detail: f"{kind} {detail.get('TableName', '')}")
         return "\n".join(lines)
     if operation == "BatchWriteItem":
         lines = [f">>> {operation}"]
         for table, requests in body.get("RequestItems", {}).items():
             for request in requests:
-                (kind, detail), = request.items()
-                lines.append(f"    - {kind.replace('Request', '')} {table}")
-                lines += fields(detail, indent=8)
+                lines += action_lines(request, lambda kind, _: f"{kind.replace('Request', '')} {table}")
         return "\n".join(lines)
     header = f">>> {operation} {body.get('TableName', '')}".rstrip()
     return "\n".join([header] + fields(body, indent=4))
+
+
+def action_lines(action, title):
+    """The lines of one transaction action or batch request: '- Put table' and its fields; one that is not a single
+    operation ({} or two at once, which DynamoDB refuses) as it was sent."""
+    if not (isinstance(action, dict) and len(action) == 1 and isinstance(next(iter(action.values())), dict)):
+        return [f"    - {json.dumps(action)}"]
+    (kind, detail), = action.items()
+    return [f"    - {title(kind, detail)}", *fields(detail, indent=8)]
 
 
 def fields(body, indent):

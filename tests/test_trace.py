@@ -152,3 +152,14 @@ def test_24s_racy_race_prints_its_puts_before_its_title_as_the_reference_does():
                for output in cell["outputs"] if output["output_type"] == "stream"]
     titled = [text for text in printed if "=== Racy read-modify-write after 50 'increments'" in text]
     assert len(titled) == 1 and RACY_SECTION.fullmatch(titled[0]), titled
+
+
+def test_a_transaction_action_naming_no_operation_is_printed_as_sent_and_dynamodb_answers_it(lab, capsys):
+    fresh_table("p24-atomic-counters", lab)
+    capsys.readouterr()
+    with pytest.raises(lab.client.exceptions.ClientError):
+        lab.client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": "p24-atomic-counters", "Item": {"PK": "x", "SK": "y"}}}, {}])
+    TRACER.flush()
+    assert capsys.readouterr().out.startswith(">>> TransactWriteItems\n    - Put p24-atomic-counters\n"
+                                               "        item:       {PK: 'x', SK: 'y'}\n    - {}\n")
