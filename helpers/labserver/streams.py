@@ -28,11 +28,17 @@ def created_stream_fits(params):
     specification = params.get("StreamSpecification")
     if not isinstance(specification, dict):
         return None
+    return view_named_as_needed(specification, CREATE_NEEDS_VIEW, CREATE_TAKES_NO_VIEW)
+
+
+def view_named_as_needed(specification, needs_view, takes_no_view):
+    """A ValidationException with the words given when a stream enabled names no StreamViewType or one disabled names
+    one, else None."""
     enabled, view = specification.get("StreamEnabled"), specification.get("StreamViewType")
     if enabled is True and view is None:
-        return error("ValidationException", CREATE_NEEDS_VIEW)
+        return error("ValidationException", needs_view)
     if enabled is False and view is not None:
-        return error("ValidationException", CREATE_TAKES_NO_VIEW)
+        return error("ValidationException", takes_no_view)
     return None
 
 
@@ -42,11 +48,10 @@ def stream_change_fits(params):
     specification = params.get("StreamSpecification")
     if not isinstance(specification, dict):
         return None
-    enabled, view = specification.get("StreamEnabled"), specification.get("StreamViewType")
-    if enabled is True and view is None:
-        return error("ValidationException", ENABLE_NEEDS_VIEW)
-    if enabled is False and view is not None:
-        return error("ValidationException", DISABLE_TAKES_NO_VIEW)
+    refused = view_named_as_needed(specification, ENABLE_NEEDS_VIEW, DISABLE_TAKES_NO_VIEW)
+    if refused is not None:
+        return refused
+    enabled = specification.get("StreamEnabled")
     table = find_table(params["TableName"])
     if table is None:
         return None
