@@ -41,10 +41,21 @@ class Lab:
     client: object = field(repr=False)
     resource: object = field(repr=False)
     server: object = field(default=None, repr=False)
+    credentials: dict = field(default_factory=dict, repr=False)
+    regional_clients: dict = field(default_factory=dict, repr=False)
 
     def table(self, name):
         """The boto3 Table resource for `name`."""
         return self.resource.Table(name)
+
+    def client_in(self, region):
+        """A client like `client` (Python values in, Python values out) signed for `region`, e.g. "eu-west-1"."""
+        if region not in self.regional_clients:
+            endpoint = None if self.kind == "aws" else self.endpoint
+            self.regional_clients[region] = _attached_client(self.kind, endpoint, {**self.credentials,
+                                                                                    "region_name": region},
+                                                             self.server)
+        return self.regional_clients[region]
 
     @property
     def banner(self):
@@ -171,19 +182,33 @@ def _make_lab(kind, endpoint, credentials, server=None):
     session = boto3.session.Session(**credentials)
     resource = session.resource("dynamodb", endpoint_url=endpoint, config=CLIENT_CONFIG)
     client = resource.meta.client
-    client.meta.events.register("before-call.dynamodb", trace.on_call)
-    gate.attach(client)
-    if server:
-        client.meta.events.register("before-send.dynamodb", server.restart_if_stopped)
-    if kind != "embedded":
-        client.meta.events.register("before-call.dynamodb", TableGuard(client, kind).check)
+    attach(client, kind, server)
     endpoint = endpoint or client.meta.endpoint_url
     try:
         with trace.tracing(False):
             client.list_tables(Limit=1)
     except BotoCoreError as error:
         raise BackendError(f"The {kind} backend at {endpoint} did not answer ListTables: {error}") from None
-    return Lab(kind, endpoint, client, resource, server)
+    return Lab(kind, endpoint, client, resource, server, credentials)
+
+
+def _attached_client(kind, endpoint, credentials, server):
+    """A resource's client with the lab's hooks attached, as Lab.client is; on AWS (endpoint None) the Region's own
+    endpoint, whatever AWS_ENDPOINT_URL_DYNAMODB says."""
+    config = CLIENT_CONFIG if endpoint else CLIENT_CONFIG.merge(Config(ignore_configured_endpoint_urls=True))
+    client = boto3.session.Session(**credentials).resource("dynamodb", endpoint_url=endpoint, config=config).meta.client
+    attach(client, kind, server)
+    return client
+
+
+def attach(client, kind, server):
+    """The transcript, the explorer's gate, the server watch (embedded) and the table guard (elsewhere) on a client."""
+    client.meta.events.register("before-call.dynamodb", trace.on_call)
+    gate.attach(client)
+    if server:
+        client.meta.events.register("before-send.dynamodb", server.restart_if_stopped)
+    if kind != "embedded":
+        client.meta.events.register("before-call.dynamodb", TableGuard(client, kind).check)
 
 
 class TableGuard:
