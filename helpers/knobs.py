@@ -14,7 +14,10 @@ transaction_conflict=1  the next TransactWriteItems is cancelled with reason Tra
                         requests whose body contains it, and only the actions that contain it are contested)
 partition_limits={"write": 20} a partition key value that has used 20 write units in the last second is throttled
                         (ThrottlingException), as DynamoDB throttles one past its 1,000 (reads: 3,000) a second
-0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the three consistency knobs on at once. Only the lab server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable,
+replication_lag=0.5     a write to a replica of an MREC global table reaches each other Region 0.5 s late (or a
+                        [low, high] range per item and Region), item by item, the last writer winning by the write's
+                        timestamp; off, it reaches every replica before it returns (stronger than DynamoDB)
+0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the four consistency knobs on at once. Only the lab server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable,
 so notebooks check `lab.kind == "embedded"` first.
 """
 import json
@@ -39,17 +42,22 @@ def set_knobs(lab, quiet=False, **values):
     return knob_values
 
 
-AS_WEAK_AS_DYNAMODB = {"stale_reads": [0.01, 0.1], "gsi_lag": [0.1, 1.0], "transaction_window": [0.01, 0.05]}
+AS_WEAK_AS_DYNAMODB = {"stale_reads": [0.01, 0.1], "gsi_lag": [0.1, 1.0], "transaction_window": [0.01, 0.05],
+                       "replication_lag": [0.1, 1.0]}
 CONSISTENCY_KNOBS = tuple(AS_WEAK_AS_DYNAMODB)
 STRONGER = {"stale_reads": "default reads are never stale",
-            "transaction_window": "transactions never conflict, batch writes land whole", "gsi_lag": "indexes never lag"}
+            "transaction_window": "transactions never conflict, batch writes land whole", "gsi_lag": "indexes never lag",
+            "replication_lag": "writes reach every Region's replica before they return"}
+GLOBAL_ONLY = ("replication_lag",)  # named in the banner only while the server holds a global table
 
 
 def as_weak_as_dynamodb(lab, on=True, quiet=False):
     """Turn on (or, with on=False, off) every weakness DynamoDB documents: default reads that may be stale,
-    transactions that stay ongoing (and conflict), indexes that trail. AWS publishes no figures for these delays;
-    the lab's choices are a follower 10-100 ms behind, an index 0.1-1 s behind (AWS re:Post: writes "propagate to
-    a GSI within 1 second") and a transaction ongoing 10-50 ms."""
+    transactions that stay ongoing (and conflict), indexes that trail, global tables' replicas that trail. AWS
+    publishes no figures for most of these delays; the lab's choices are a follower 10-100 ms behind, an index 0.1-1 s
+    behind (AWS re:Post: writes "propagate to a GSI within 1 second"), a transaction ongoing 10-50 ms and a replica
+    0.1-1 s behind (Developer Guide, global tables: MREC changes are "typically replicated to all other replicas
+    within one second or less")."""
     values = AS_WEAK_AS_DYNAMODB if on else dict.fromkeys(CONSISTENCY_KNOBS)
     return set_knobs(lab, quiet=quiet, **values)
 
@@ -76,7 +84,8 @@ def knobs(lab, quiet=False, **values):
         yield knob_values
     finally:
         restore = {name: before[name] for name in ("latency", "stale_reads", "gsi_lag", "transaction_window",
-                                                   "lose_response", "transaction_conflict", "partition_limits")}
+                                                   "lose_response", "transaction_conflict", "partition_limits",
+                                                   "replication_lag")}
         if before["lose_response"]:
             restore.update(lose_count=before["lose_count"], lose_matching=before["lose_matching"])
         if before["transaction_conflict"]:
@@ -98,7 +107,8 @@ def conflicts_made(lab):
 
 def knob_note(lab):
     """For the backend banner: which teaching knobs are on, and while the consistency knobs are off, that the
-    server is stronger than DynamoDB and how to make it as weak."""
+    server is stronger than DynamoDB and how to make it as weak (replication_lag only while the server holds a global
+    table: without one it changes nothing)."""
     if lab.kind != "embedded":
         return ""
     try:
@@ -106,7 +116,8 @@ def knob_note(lab):
     except KnobsUnavailable:
         return ""
     note = f"; teaching knobs on: {reply['description']}" if reply["description"] else ""
-    stronger = [words for name, words in STRONGER.items() if not reply["knobs"][name]]
+    stronger = [words for name, words in STRONGER.items() if not reply["knobs"][name]
+                and (name not in GLOBAL_ONLY or reply["knobs"]["global_tables"])]
     if stronger:
         note += (f".\nStronger than DynamoDB: {', '.join(stronger[:-1])}{' and ' if len(stronger) > 1 else ''}"
                  f"{stronger[-1]}; as_weak_as_dynamodb(lab) makes it as weak")

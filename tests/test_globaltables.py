@@ -4,6 +4,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers import tracing
+from helpers.knobs import get_knobs, set_knobs
 
 TABLE = "p34-global"
 KEY = {"KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
@@ -259,3 +260,85 @@ def test_a_table_of_the_same_name_in_a_region_of_no_replica_stays_a_table_of_its
     assert "Item" not in west.get_item(TableName=TABLE, Key={"PK": "global"})
     west.delete_table(TableName=TABLE)
     assert [r["RegionName"] for r in us.describe_table(TableName=TABLE)["Table"]["Replicas"]] == ["eu-west-1"]
+
+
+@pytest.fixture
+def lagging(regions, lab, knobs_off):
+    """(us-east-1's client, eu-west-1's) of an MREC global table holding seat version 1 in both, knobs off."""
+    us, eu = regions["us-east-1"], regions["eu-west-1"]
+    add_replica(us, "eu-west-1")
+    us.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
+    return us, eu
+
+
+def book(client, holder):
+    """23's version-checked write: take the seat at version 1, making it version 2."""
+    client.put_item(TableName=TABLE, Item={"PK": "seat", "version": 2, "holder": holder},
+                    ConditionExpression="version = :v", ExpressionAttributeValues={":v": 1})
+
+
+def seat(client):
+    """The seat as the client's Region holds it, read strongly consistently."""
+    return client.get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True).get("Item")
+
+
+def test_with_replication_lag_two_version_checked_writes_in_two_regions_both_succeed_and_one_is_lost(lab, lagging):
+    us, eu = lagging
+    set_knobs(lab, quiet=True, replication_lag=10)
+    book(us, "alice")
+    book(eu, "bob")
+    assert (seat(us)["holder"], seat(eu)["holder"]) == ("alice", "bob")
+    set_knobs(lab, quiet=True, replication_lag=0)
+    assert (seat(us)["holder"], seat(eu)["holder"]) == ("bob", "bob")
+
+
+def test_without_replication_lag_the_second_version_checked_write_is_refused(lagging):
+    us, eu = lagging
+    book(us, "alice")
+    with pytest.raises(eu.exceptions.ConditionalCheckFailedException):
+        book(eu, "bob")
+    assert (seat(us)["holder"], seat(eu)["holder"]) == ("alice", "alice")
+
+
+def test_with_replication_lag_a_strongly_consistent_read_in_another_region_misses_a_recent_write(lab, lagging):
+    us, eu = lagging
+    set_knobs(lab, quiet=True, replication_lag=10)
+    us.put_item(TableName=TABLE, Item={"PK": "new"})
+    assert "Item" not in eu.get_item(TableName=TABLE, Key={"PK": "new"}, ConsistentRead=True)
+    set_knobs(lab, quiet=True, replication_lag=0)
+    assert eu.get_item(TableName=TABLE, Key={"PK": "new"}, ConsistentRead=True)["Item"] == {"PK": "new"}
+
+
+def test_with_replication_lag_the_later_write_wins_in_every_region_a_delete_too(lab, lagging):
+    us, eu = lagging
+    set_knobs(lab, quiet=True, replication_lag=10)
+    eu.put_item(TableName=TABLE, Item={"PK": "seat", "version": 7})
+    us.delete_item(TableName=TABLE, Key={"PK": "seat"})
+    eu.put_item(TableName=TABLE, Item={"PK": "other", "by": "eu"})
+    us.put_item(TableName=TABLE, Item={"PK": "other", "by": "us"})
+    set_knobs(lab, quiet=True, replication_lag=0)
+    assert (seat(us), seat(eu)) == (None, None)
+    assert [client.get_item(TableName=TABLE, Key={"PK": "other"})["Item"]["by"] for client in (us, eu)] == ["us", "us"]
+
+
+def test_replication_lag_leaves_an_mrsc_table_synchronous(lab, regions, knobs_off):
+    strong(regions)
+    set_knobs(lab, quiet=True, replication_lag=10)
+    regions["us-west-2"].put_item(TableName=TABLE, Item={"PK": "seat", "holder": "bob"})
+    read = regions["us-east-1"].get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True)
+    assert read["Item"] == {"PK": "seat", "holder": "bob"}
+
+
+def test_the_banner_names_replication_only_while_the_server_holds_a_global_table(lab, regions, knobs_off):
+    stronger = "writes reach every Region's replica before they return"
+    assert stronger not in lab.banner
+    add_replica(regions["us-east-1"], "eu-west-1")
+    assert stronger in lab.banner
+    set_knobs(lab, quiet=True, replication_lag=[0.1, 1])
+    assert stronger not in lab.banner and "replication_lag 0.1-1 s" in lab.banner
+
+
+def test_a_replication_lag_out_of_range_is_refused(lab, knobs_off):
+    with pytest.raises(ValueError, match="replication_lag must be a number of seconds from 0 to 10"):
+        set_knobs(lab, quiet=True, replication_lag=-1)
+    assert get_knobs(lab)["replication_lag"] is None

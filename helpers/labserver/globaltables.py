@@ -35,14 +35,36 @@ worded by the lab after the Developer Guide's sentences.
 
 In the lab, UpdateTable creates and deletes replicas at once (its answer says UPDATING, the new replicas CREATING, as
 DynamoDB's first answer does; a DescribeTable right after says ACTIVE), with the source's key schema, attribute
-definitions, indexes, billing, stream and items. A successful write to one replica reaches every other replica before
-its answer (`replicated`): stronger than MREC, whose replication is asynchronous; exactly MRSC's strong reads, without
-its conflicts (ReplicatedWriteConflictException needs two writes in flight at once, and the lab applies one request at
-a time). Replicated writes make no stream record in the other Regions. ReplicaUpdates' Update (per-replica settings)
-and Disassociate are refused: the lab does not model them.
+definitions, indexes, billing, stream and items. ReplicaUpdates' Update (per-replica settings) and Disassociate are
+refused: the lab does not model them. Replicated writes make no stream record in the other Regions.
+
+Replication (`replicated`, `Replication`). A successful write to one replica is sent to every other replica item by
+item: each item's new version (or its deletion) with the write's timestamp, the server's clock (time.time()) when the
+write was applied (the server's own order of writes breaking a tie). On arrival, last writer wins: the version is stored unless the replica's
+item already holds one of a later timestamp ("Global tables that use MREC resolve such conflicts with a
+last-writer-wins mechanism based on the timestamp of the writes", AWS Prescriptive Guidance, "Overview of global
+tables"; "If the same item is modified in multiple Regions at the same time, DynamoDB resolves the conflict by using
+the modification with the latest internal timestamp on a per-item basis", Developer Guide). Conditions are evaluated
+against the local replica only, as moto applies each request to its own Region's table ("Conditional writes evaluate
+the condition expression against the version of the item in the Region").
+- replication_lag off (the default): every other replica stores the write before the write's answer. Stronger than
+  MREC, whose replication is asynchronous ("typically replicated to all other replicas within one second or less"):
+  a read in another Region right after a write sees it, and a version-checked write in another Region after it is
+  refused instead of silently lost. Exactly MRSC's strong reads, without its conflicts (ReplicatedWriteConflictException
+  needs two writes in flight at once, and the lab applies one request at a time).
+- replication_lag on (seconds, or [low, high]): on an MREC table each item reaches each other Region after its own
+  random delay, in any order across items and Regions (a transaction's items one at a time); arrivals are delivered
+  as the next request comes, and all at once when the knob is turned off. An MRSC table stays synchronous ("Item
+  changes in an MRSC global table replica are synchronously replicated to at least one other Region before the write
+  operation returns a successful response").
+A PartiQL write copies its whole table to the other replicas at once, in either case, without timestamps.
 """
 import copy
+import heapq
+import itertools
 import json
+import random
+import time
 
 from moto.core.utils import unix_time
 from moto.dynamodb.models import dynamodb_backends
@@ -113,11 +135,52 @@ class GlobalTable:
         """The replica in `region` is one no more; with one replica left, there is no global table."""
         self.regions.remove(region)
         del GROUPS[self.account, self.name, region]
+        for stamped in [stamped for stamped in STAMPS if stamped[:3] == (self.account, self.name, region)]:
+            del STAMPS[stamped]
         if len(self.regions) == 1:
             self.leave(self.regions[0])
 
 
 GROUPS = {}  # (account, table name, Region) -> the GlobalTable whose replica that table is
+STAMPS = {}  # (account, table name, Region, moto's key) -> timestamp of the write the replica's item holds
+UNWRITTEN = (float("-inf"), -1)  # the timestamp of an item no replicated write has touched
+
+
+class Replication:
+    """The replication_lag knob, and the writes on their way to other Regions (used under the engine lock)."""
+
+    def __init__(self):
+        self.lag = None
+        self.pending = []  # a heap of (when due, order sent, arrival)
+        self.sent = itertools.count()
+
+    def set_lag(self, lag):
+        """replication_lag: None (off: every pending write arrives now) or (low, high) seconds."""
+        self.lag = lag
+        if lag is None:
+            self.deliver(every=True)
+
+    def send(self, arrival, strong):
+        """Deliver one item's write to one Region now, or (MREC with the knob on) after a random delay."""
+        if strong or self.lag is None:
+            arrive(*arrival)
+        else:
+            heapq.heappush(self.pending, (time.monotonic() + random.uniform(*self.lag), next(self.sent), arrival))
+
+    def deliver(self, every=False):
+        """Deliver the writes due by now (`every`: all of them), in the order they fall due."""
+        now = time.monotonic() if self.pending else None
+        while self.pending and (every or self.pending[0][0] <= now):
+            arrive(*heapq.heappop(self.pending)[2])
+
+
+    @staticmethod
+    def global_tables():
+        """How many global tables the lab server holds."""
+        return len({id(group) for group in GROUPS.values()})
+
+
+REPLICATION = Replication()
 
 
 def group_of(name, where=None):
@@ -268,6 +331,7 @@ def changed(table, params):
             group.leave(region)
         group.witness = None if witnesses else group.witness
     else:
+        REPLICATION.deliver(every=True)  # the new replica starts from the table as every write sent so far leaves it
         mode = params.get("MultiRegionConsistency") or (group.consistency if group is not None else EVENTUAL)
         if mode == EVENTUAL and not (table.stream_specification or {}).get("StreamEnabled"):
             table.set_stream_specification({"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
@@ -411,8 +475,8 @@ def statement_table(statement):
 
 
 def replicated(target):
-    """An AFTER rule for a write: each item it wrote in a replica reaches every other replica of its global table
-    before the answer (the lab's replication, module docstring). A PartiQL write copies its whole table."""
+    """An AFTER rule for a write: each item it wrote in a replica is sent to every other replica of its global table
+    (module docstring: Replication). A PartiQL write copies its whole table."""
     def rule(params, status, payload):
         if status != 200 or not GROUPS:
             return payload
@@ -420,12 +484,22 @@ def replicated(target):
             for name in written_tables(params):
                 copy_table(name)
             return payload
+        unprocessed = unprocessed_keys(payload) if target == "BatchWriteItem" else ()
+        stamp = (time.time(), next(REPLICATION.sent))
         for name, attributes in written_keys(target, params):
             group = group_of(name)
-            if group is not None:
-                copy_item(name, attributes, group)
+            if group is not None and (name, json.dumps(attributes, sort_keys=True)) not in unprocessed:
+                send_item(name, attributes, group, stamp)
         return payload
     return rule
+
+
+def unprocessed_keys(payload):
+    """(table, item as JSON) of a BatchWriteItem's writes left unprocessed (throttled): written nowhere."""
+    unprocessed = json.loads(payload).get("UnprocessedItems") or {}
+    return {(name, json.dumps((request.get("PutRequest") or {}).get("Item") or
+                              (request.get("DeleteRequest") or {}).get("Key"), sort_keys=True))
+            for name, requests in unprocessed.items() for request in requests}
 
 
 PARTIQL_WRITES = ("ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction")
@@ -441,17 +515,27 @@ def written_tables(params):
     return [name for name in names if name and group_of(name) is not None]
 
 
-def copy_item(name, attributes, group):
-    """The item with these key attributes, as the request's Region holds it, put in every other replica."""
+def send_item(name, attributes, group, stamp):
+    """Send the item with these key attributes, as the request's Region now holds it, to every other replica."""
     account, local = here()
     table = find_table(name)
     key = key_of(table, attributes)
     if key is None:
         return
+    STAMPS[account, name, local, key] = stamp
     image = table.get_item(*key)
     for region in group.regions:
         if region != local:
-            store(find_table(name, (account, region)), key, copy.deepcopy(image))
+            REPLICATION.send((account, name, region, key, copy.deepcopy(image), stamp), group.consistency == STRONG)
+
+
+def arrive(account, name, region, key, image, stamp):
+    """A replicated write arrives in `region`: stored unless that replica's item holds a later write (last writer
+    wins), or the table there is no replica any more."""
+    if group_of(name, (account, region)) is None or STAMPS.get((account, name, region, key), UNWRITTEN) >= stamp:
+        return
+    STAMPS[account, name, region, key] = stamp
+    store(find_table(name, (account, region)), key, image)
 
 
 def copy_table(name):

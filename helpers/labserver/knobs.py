@@ -15,6 +15,9 @@
   and nothing applied. SDKs do not retry a cancelled transaction, so the caller's own retry branch runs.
 - partition_limits: {"write": units, "read": units} per partition key value and second (DynamoDB's are 1000 and
   3000); a request on a key value that has used them is throttled as DynamoDB throttles it (metering.py).
+- replication_lag: each write to a replica of an MREC global table reaches each other replica that many seconds late,
+  item by item, last writer winning (globaltables.py); off, it reaches them before its answer. Named in `describe`
+  only while the server holds a global table: without one it changes nothing.
 
 State is changed only under the engine lock (Engine.handle, Engine.knob_request); the fast path of
 Engine.handle reads `on` and the model's `active` without it, so switching a knob takes effect from the next request.
@@ -34,9 +37,9 @@ OPERATIONS = ("PutItem", "UpdateItem", "DeleteItem", "GetItem", "Query", "Scan",
               "BatchGetItem", "TransactWriteItems", "TransactGetItems")
 LAGS = ("stale_reads", "gsi_lag", "transaction_window")
 NAMES = ("latency", *LAGS, "lose_response", "lose_count", "lose_matching", "transaction_conflict",
-         "conflict_matching", "partition_limits")
+         "conflict_matching", "partition_limits", "replication_lag")
 KNOBS_OFF = {"latency": None, **{name: None for name in LAGS}, "lose_response": None, "transaction_conflict": None,
-             "partition_limits": None}
+             "partition_limits": None, "replication_lag": None}
 LIMIT_KINDS = ("write", "read")
 MAX_LIMIT = 100000
 
@@ -88,11 +91,13 @@ def seconds_text(span):
 
 
 class Knobs:
-    """The knobs of one Engine; the lags (stale_reads, gsi_lag, transaction_window) are the consistency model's."""
+    """The knobs of one Engine; the lags (stale_reads, gsi_lag, transaction_window) are the consistency model's,
+    replication_lag the global tables' replication's."""
 
-    def __init__(self, model, meter):
+    def __init__(self, model, meter, replication):
         self.model = model
         self.meter = meter
+        self.replication = replication
         self.on = False
         self.latency = None
         self.lose = None
@@ -109,7 +114,9 @@ class Knobs:
                 "lose_matching": lose.get("matching"), "responses_lost": self.responses_lost,
                 "transaction_conflict": (self.conflict or {}).get("count", 0),
                 "conflict_matching": (self.conflict or {}).get("matching"), "conflicts_made": self.conflicts_made,
-                "partition_limits": self.meter.limits}
+                "partition_limits": self.meter.limits,
+                "replication_lag": list(self.replication.lag) if self.replication.lag else None,
+                "global_tables": self.replication.global_tables()}
 
     def describe(self):
         """'latency 0.05 s, gsi_lag 0.5 s, lose_response next 1 PutItem', or '' when all are off."""
@@ -128,6 +135,8 @@ class Knobs:
         if self.meter.limits:
             limits = ", ".join(f"{kind} {units:g}/s" for kind, units in self.meter.limits.items())
             parts.append(f"partition_limits {limits}")
+        if self.replication.lag and self.replication.global_tables():
+            parts.append(f"replication_lag {seconds_text(self.replication.lag)}")
         return ", ".join(parts)
 
     def update(self, values):
@@ -136,7 +145,7 @@ class Knobs:
         if unknown:
             raise KnobError(f"Unknown knob {unknown[0]!r}; the knobs are latency, stale_reads, gsi_lag, "
                             "transaction_window, lose_response (with lose_count and lose_matching) and "
-                            "transaction_conflict (with conflict_matching) and partition_limits.")
+                            "transaction_conflict (with conflict_matching) and partition_limits, and replication_lag.")
         latency = seconds_range("latency", values["latency"]) if "latency" in values else self.latency
         lags = {name: seconds_range(name, values[name]) if name in values else getattr(self.model, name)
                 for name in LAGS}
@@ -144,12 +153,15 @@ class Knobs:
         conflict = (conflicting(values, self.conflict) if set(values) & {"transaction_conflict", "conflict_matching"}
                     else self.conflict)
         limits = limits_setting(values["partition_limits"]) if "partition_limits" in values else self.meter.limits
+        replication_lag = (seconds_range("replication_lag", values["replication_lag"]) if "replication_lag" in values
+                           else self.replication.lag)
         self.latency, self.lose, self.conflict = latency, lose, conflict
         for name, lag in lags.items():
             setattr(self.model, name, lag)
         self.model.catch_up()
         if limits != self.meter.limits:
             self.meter.limit(limits)
+        self.replication.set_lag(replication_lag)
         self.on = self.any_on()
 
     def any_on(self):

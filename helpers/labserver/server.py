@@ -29,6 +29,7 @@ from . import fidelity, regions  # noqa: E402
 from .consistency import (BATCH_ITEM_HEADER, BATCH_READ_HEADER, CHOICE_HEADER, ChoiceError, Model, only_item,  # noqa: E402
                           step_client)
 from .fresh import TABLES_PATH, Made  # noqa: E402
+from .globaltables import REPLICATION  # noqa: E402
 from .handler import FastDynamoHandler, request_identity  # noqa: E402
 from .knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
 from .metering import METRICS_PATH, Meter  # noqa: E402
@@ -57,7 +58,7 @@ class Engine:
         self.lock = threading.Lock()
         self.model = Model()
         self.meter = Meter()
-        self.knobs = Knobs(self.model, self.meter)
+        self.knobs = Knobs(self.model, self.meter, REPLICATION)
         self.doors = Doors()
         self.made = Made()
         self.order = (None, 0.0, 0.0)  # the explored order whose steps were billed last, and their write units
@@ -220,6 +221,7 @@ class Engine:
         when `metered` is False (the explorer asking which answers a read may get, which DynamoDB never sees).
         """
         self.made.applying(target)
+        REPLICATION.deliver()
         answered = fidelity.before(target, params)
         if answered is not None:
             return answer(*answered)
