@@ -162,6 +162,9 @@ def test_deleting_a_replica_table_in_its_region_takes_it_out_of_the_global_table
       "GlobalTableWitnessUpdates": [{"Create": {"RegionName": "us-east-1"}}]},
      "Cannot add a witness in the same region as an existing replica when creating a global table with "
      "MultiRegionConsistency set to STRONG."),
+    ({"ReplicaUpdates": [{"Create": {"RegionName": "us-west-2"}}], "MultiRegionConsistency": "STRONG",
+      "GlobalTableWitnessUpdates": [{"Create": {"RegionName": "us-west-2"}}]},
+     "Cannot target multiple regions with the same action"),
 ])
 def test_replica_updates_dynamodb_refuses_are_refused_in_its_words(regions, arguments, message):
     assert refusal(regions["us-east-1"].update_table, **arguments) == ("ValidationException", message)
@@ -225,6 +228,18 @@ def test_an_mrsc_table_refuses_transactions_ttl_and_changes_to_its_regions(regio
     assert refusal(us.delete_table) == ("ValidationException", "Deletion of only one table replica is not supported "
                                                                "for global tables with MultiRegionConsistency set to "
                                                                "STRONG.")
+
+
+def test_an_mrsc_tables_mode_is_set_once(regions):
+    strong(regions)
+    us = regions["us-east-1"]
+    assert refusal(us.update_table, MultiRegionConsistency="EVENTUAL",
+                   ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])[1] == \
+        "MultiRegionConsistency parameter is unsupported on existing global table"
+    assert refusal(us.update_table, MultiRegionConsistency="STRONG",
+                   ReplicaUpdates=[{"Delete": {"RegionName": "us-west-2"}}])[1] == \
+        "Only Replica Create actions are supported when MultiRegionConsistency parameter is provided."
+    assert regions["us-west-2"].describe_table(TableName=TABLE)["Table"]["MultiRegionConsistency"] == "STRONG"
 
 
 def test_an_mrsc_table_is_made_only_from_an_empty_table(regions):
@@ -342,3 +357,12 @@ def test_a_replication_lag_out_of_range_is_refused(lab, knobs_off):
     with pytest.raises(ValueError, match="replication_lag must be a number of seconds from 0 to 10"):
         set_knobs(lab, quiet=True, replication_lag=-1)
     assert get_knobs(lab)["replication_lag"] is None
+
+
+def test_a_table_named_by_its_arn_gets_its_replica_and_its_writes_reach_it(regions):
+    us, eu = regions["us-east-1"], regions["eu-west-1"]
+    arn = us.describe_table(TableName=TABLE)["Table"]["TableArn"]
+    answer = us.update_table(TableName=arn, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
+    assert [r["RegionName"] for r in answer["TableDescription"]["Replicas"]] == ["eu-west-1"]
+    us.put_item(TableName=arn, Item={"PK": "by arn"})
+    assert eu.get_item(TableName=TABLE, Key={"PK": "by arn"})["Item"] == {"PK": "by arn"}

@@ -184,9 +184,15 @@ REPLICATION = Replication()
 
 
 def group_of(name, where=None):
-    """The GlobalTable the table `name` of the request's account and Region (or `where`'s) is a replica of, or None."""
+    """The GlobalTable the table `name` (or ARN) of the request's account and Region (or `where`'s) is a replica of,
+    or None."""
     account, region = where or here()
-    return GROUPS.get((account, name, region))
+    return GROUPS.get((account, plain(name), region))
+
+
+def plain(name):
+    """A table's name from its name or its ARN (DynamoDB takes either as TableName)."""
+    return name.rpartition(":table/")[2] if name.startswith("arn:") else name
 
 
 def replicas_updated(params):
@@ -194,7 +200,7 @@ def replicas_updated(params):
     GlobalTableWitnessUpdates it does not take; else the replicas created or deleted, and the table's description.
     None for an UpdateTable naming none of them, or a table the Region does not hold (moto's ResourceNotFound)."""
     named = [member for member in GLOBAL_MEMBERS if params.get(member) is not None]
-    table = find_table(params["TableName"]) if named else None
+    table = find_table(plain(params["TableName"])) if named else None
     if table is None:
         return None
     others = [member for member in OTHER_CHANGES if params.get(member) is not None]
@@ -277,8 +283,6 @@ def strong_creation_refusal(table, group, replicas, witnesses):
         return error("ValidationException", WITNESS_HERE)
     if len(set(regions)) != 3:
         return error("ValidationException", SAME_REGION_TWICE)
-    if any(region == local for _, region in replicas):
-        return error("ValidationException", LOCAL_REGION)
     for _, region in replicas:
         if find_table(table.name, (here()[0], region)) is not None:
             return error("ValidationException", ALREADY_EXISTS.format(table.name))
@@ -422,8 +426,7 @@ def replicas_described(member):
 
 def strong_replica_kept(params):
     """A BEFORE rule for DeleteTable: one replica of an MRSC global table is not deleted alone."""
-    table = find_table(params["TableName"])
-    group = group_of(table.name) if table is not None else None
+    group = group_of(params["TableName"]) if GROUPS else None
     if group is not None and group.consistency == STRONG:
         return error("ValidationException", ONLY_ONE_DELETED)
     return None
@@ -456,7 +459,7 @@ def no_transactions_on_strong(params):
     for name in names:
         group = group_of(name) if name else None
         if group is not None and group.consistency == STRONG:
-            return error("ValidationException", MRSC_TRANSACTIONS.format(operation, name))
+            return error("ValidationException", MRSC_TRANSACTIONS.format(operation, plain(name)))
     return None
 
 
@@ -464,7 +467,7 @@ def no_ttl_on_strong(params):
     """A BEFORE rule for UpdateTimeToLive: no Time to Live on a replica of an MRSC global table."""
     group = group_of(params["TableName"]) if GROUPS else None
     if group is not None and group.consistency == STRONG:
-        return error("ValidationException", MRSC_TTL.format(params["TableName"]))
+        return error("ValidationException", MRSC_TTL.format(plain(params["TableName"])))
     return None
 
 
@@ -489,7 +492,7 @@ def replicated(target):
         for name, attributes in written_keys(target, params):
             group = group_of(name)
             if group is not None and (name, json.dumps(attributes, sort_keys=True)) not in unprocessed:
-                send_item(name, attributes, group, stamp)
+                send_item(plain(name), attributes, group, stamp)
         return payload
     return rule
 
@@ -510,8 +513,7 @@ def written_tables(params):
     """The tables of replicated global tables that a PartiQL request's writing statements name."""
     statements = params.get("Statements") or params.get("TransactStatements") or [params]
     names = {statement_table(statement) for statement in statements
-             if (statement.get("Statement") or "").split(None, 1)[:1] and
-             statement["Statement"].split(None, 1)[0].upper() in WRITING_VERBS}
+             if (statement.get("Statement") or "").lstrip()[:6].upper() in WRITING_VERBS}
     return [name for name in names if name and group_of(name) is not None]
 
 
