@@ -1,5 +1,6 @@
 """Global tables (version 2019.11.21) in the lab server, through DynamoDB's own API: UpdateTable's ReplicaUpdates,
 MultiRegionConsistency and GlobalTableWitnessUpdates, DescribeTable's replicas, and writes reaching every replica."""
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
@@ -366,3 +367,17 @@ def test_a_table_named_by_its_arn_gets_its_replica_and_its_writes_reach_it(regio
     assert [r["RegionName"] for r in answer["TableDescription"]["Replicas"]] == ["eu-west-1"]
     us.put_item(TableName=arn, Item={"PK": "by arn"})
     assert eu.get_item(TableName=TABLE, Key={"PK": "by arn"})["Item"] == {"PK": "by arn"}
+
+
+def test_a_replicated_write_is_recorded_in_the_replicas_stream(lab, regions):
+    us, eu = regions["us-east-1"], regions["eu-west-1"]
+    add_replica(us, "eu-west-1")
+    us.put_item(TableName=TABLE, Item={"PK": "streamed", "n": 1})
+    arn = eu.describe_table(TableName=TABLE)["Table"]["LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams", region_name="eu-west-1", endpoint_url=lab.endpoint,
+                           aws_access_key_id="lab", aws_secret_access_key="lab")
+    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+    iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON")
+    records = streams.get_records(ShardIterator=iterator["ShardIterator"])["Records"]
+    assert [(record["eventName"], record["dynamodb"]["NewImage"]) for record in records] == [
+        ("INSERT", {"PK": {"S": "streamed"}, "n": {"N": "1"}})]

@@ -1,8 +1,10 @@
 """Regions in the lab server: a client's Region is the one it signs for, and each Region holds its own tables."""
+import json
+
 import boto3
 import pytest
 
-from helpers import tracing
+from helpers import labhttp, tracing
 
 KEY = {"KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
        "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST"}
@@ -93,3 +95,20 @@ def test_a_table_in_one_region_is_described_without_global_table_members(embedde
     fresh(embedded.client, "p34-regions-single", **KEY)
     table = embedded.client.describe_table(TableName="p34-regions-single")["Table"]
     assert not {"GlobalTableVersion", "Replicas", "MultiRegionConsistency", "GlobalTableWitnesses"} & set(table)
+
+
+def list_tables_over_http(endpoint, region):
+    """The TableNames of a raw ListTables whose credential scope names `region` (the lab server reads the scope, as
+    DynamoDB's Regional endpoints are told apart)."""
+    scope = f"AWS4-HMAC-SHA256 Credential=lab/20260101/{region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+    status, body = labhttp.request(endpoint, "POST", b"{}", {"X-Amz-Target": "DynamoDB_20120810.ListTables",
+                                                             "Content-Type": "application/x-amz-json-1.0",
+                                                             "Authorization": scope})
+    assert status == 200
+    return json.loads(body)["TableNames"]
+
+
+def test_a_raw_request_is_in_the_region_its_credential_scope_names(embedded):
+    fresh(embedded.client_in("ap-northeast-1"), "p34-regions-raw", **KEY)
+    assert "p34-regions-raw" in list_tables_over_http(embedded.endpoint, "ap-northeast-1")
+    assert "p34-regions-raw" not in list_tables_over_http(embedded.endpoint, "us-east-1")

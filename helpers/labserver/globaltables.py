@@ -36,7 +36,9 @@ worded by the lab after the Developer Guide's sentences.
 In the lab, UpdateTable creates and deletes replicas at once (its answer says UPDATING, the new replicas CREATING, as
 DynamoDB's first answer does; a DescribeTable right after says ACTIVE), with the source's key schema, attribute
 definitions, indexes, billing, stream and items. ReplicaUpdates' Update (per-replica settings) and Disassociate are
-refused: the lab does not model them. Replicated writes make no stream record in the other Regions.
+refused: the lab does not model them. A replicated write is recorded in the stream of each replica it reaches, as
+that replica's own change ("Streams are enabled by default on all replicas in an MREC global table"; each replica's
+stream records the changes it applies).
 
 Replication (`replicated`, `Replication`). A successful write to one replica is sent to every other replica item by
 item: each item's new version (or its deletion) with the write's timestamp, the server's clock (time.time()) when the
@@ -532,12 +534,16 @@ def send_item(name, attributes, group, stamp):
 
 
 def arrive(account, name, region, key, image, stamp):
-    """A replicated write arrives in `region`: stored unless that replica's item holds a later write (last writer
-    wins), or the table there is no replica any more."""
+    """A replicated write arrives in `region`: stored, and recorded in that replica's stream, unless that replica's
+    item holds a later write (last writer wins) or the table there is no replica any more."""
     if group_of(name, (account, region)) is None or STAMPS.get((account, name, region, key), UNWRITTEN) >= stamp:
         return
     STAMPS[account, name, region, key] = stamp
-    store(find_table(name, (account, region)), key, image)
+    replica = find_table(name, (account, region))
+    before = replica.get_item(*key)
+    store(replica, key, image)
+    if replica.stream_shard is not None and (before is not None or image is not None):
+        replica.stream_shard.add(before, image)
 
 
 def copy_table(name):
