@@ -17,7 +17,9 @@ What DynamoDB does, and the pages that say it:
   on a witness." "A MRSC global table can be configured with either three replicas, or with two replicas and one
   witness", the witness "within the same Region set: US ... us-east-1, us-east-2, us-west-2; EU ... eu-west-1,
   eu-west-2, eu-west-3, eu-central-1; AP ... ap-northeast-1, ap-northeast-2, ap-northeast-3" (API reference,
-  UpdateTable, CreateGlobalTableWitnessGroupMemberAction).
+  UpdateTable, CreateGlobalTableWitnessGroupMemberAction). The lab checks that each of the three Regions is in one of
+  those sets, not that they share one: real DynamoDB accepted a eu-west-1 replica with a us-east-2 witness (finding
+  DDB-TABLE-257 of the catalogue named next).
 - MRSC: "MRSC global tables do not support transaction operations and will return an error if those operations are
   invoked on an MRSC replica" (Developer Guide, global tables, how it works: Transactions); it supports no TTL and no
   local secondary indexes, and is created from an empty table with all three Regions at once (Developer Guide,
@@ -25,7 +27,8 @@ What DynamoDB does, and the pages that say it:
   an MREC table get a stream (NEW_AND_OLD_IMAGES where the table had none).
 
 DynamoDB's words for each refusal are those captured from real DynamoDB (2026-10-09, four Regions) in the
-ack-api-quirks DynamoDB catalogue (findings DDB-TABLE-203, -257, -258, -260, -202, -229, -201, -259, -305), and its
+ack-api-quirks catalogue of DynamoDB's answers for the ACK controller (its pages table-global-tables.md and
+table-replicas.md; findings DDB-TABLE-203, -257, -258, -260, -202, -229, -201, -259, -305), and so is its
 DescribeTable shape: GlobalTableVersion "2019.11.21", GlobalTableSettingsReplicationMode "ENABLED_WITH_OVERRIDES",
 Replicas listing the OTHER Regions ("never itself"), each {RegionName, ReplicaStatus, GlobalTableSettingsReplicationMode,
 WarmThroughput}; MultiRegionConsistency only on an MRSC table (as STRONG: an MREC table omits it);
