@@ -43,10 +43,18 @@ class Lab:
     client: object = field(repr=False)
     resource: object = field(repr=False)
     server: object = field(default=None, repr=False)
+    credentials: dict = field(default_factory=dict, repr=False)
+    regional_clients: dict = field(default_factory=dict, repr=False)
 
     def table(self, name):
         """The boto3 Table resource for `name`."""
         return self.resource.Table(name)
+
+    def client_in(self, region):
+        """A client like `client` (Python values in, Python values out) signed for `region`, e.g. "eu-west-1"."""
+        if region not in self.regional_clients:
+            self.regional_clients[region] = _attached_client(self, region)
+        return self.regional_clients[region]
 
     @property
     def banner(self):
@@ -178,7 +186,7 @@ def _make_lab(kind, endpoint, credentials, server=None):
     session = boto3.session.Session(**credentials)
     resource = session.resource("dynamodb", endpoint_url=endpoint, config=CLIENT_CONFIG)
     client = resource.meta.client
-    lab = Lab(kind, endpoint or client.meta.endpoint_url, client, resource, server)
+    lab = Lab(kind, endpoint or client.meta.endpoint_url, client, resource, server, credentials)
     attach(client, lab)
     try:
         with trace.tracing(False):
@@ -187,6 +195,17 @@ def _make_lab(kind, endpoint, credentials, server=None):
         raise BackendError(f"The {kind} backend at {lab.endpoint} did not answer ListTables: {error}") from None
     every_client_attached()
     return lab
+
+
+def _attached_client(lab, region):
+    """A resource's client with the lab's hooks attached, as Lab.client is, signed for `region`; on AWS the Region's own
+    endpoint, whatever AWS_ENDPOINT_URL_DYNAMODB says."""
+    endpoint = None if lab.kind == "aws" else lab.endpoint
+    config = CLIENT_CONFIG if endpoint else CLIENT_CONFIG.merge(Config(ignore_configured_endpoint_urls=True))
+    session = boto3.session.Session(**{**lab.credentials, "region_name": region})
+    client = session.resource("dynamodb", endpoint_url=endpoint, config=config).meta.client
+    attach(client, lab)
+    return client
 
 
 def attach(client, lab):

@@ -17,7 +17,10 @@ partition_limits={"write": 20} a partition key value that has used 20 write unit
 stream_lag=0.5         each stream record enters its stream 0.5 s after its write (or a [low, high] range per record),
                        never before an earlier record of the same item: a transaction's records enter one by one,
                        and another write's records may come between them
-0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the four consistency knobs on at once. Only the lab
+replication_lag=0.5     a write to a replica of an MREC global table reaches each other Region 0.5 s late (or a
+                        [low, high] range per item and Region), item by item, the last writer winning by the write's
+                        timestamp; off, it reaches every replica before it returns (stronger than DynamoDB)
+0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the five consistency knobs on at once. Only the lab
 server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable, so notebooks check `lab.kind == "embedded"`
 first.
 """
@@ -44,18 +47,22 @@ def set_knobs(lab, quiet=False, **values):
 
 
 AS_WEAK_AS_DYNAMODB = {"stale_reads": [0.01, 0.1], "gsi_lag": [0.1, 1.0], "transaction_window": [0.01, 0.05],
-                       "stream_lag": [0.01, 0.1]}
+                       "stream_lag": [0.01, 0.1], "replication_lag": [0.1, 1.0]}
 CONSISTENCY_KNOBS = tuple(AS_WEAK_AS_DYNAMODB)
 STRONGER = {"stale_reads": "default reads are never stale",
-            "transaction_window": "transactions never conflict, batch writes land whole", "gsi_lag": "indexes never lag"}
+            "transaction_window": "transactions never conflict, batch writes land whole", "gsi_lag": "indexes never lag",
+            "replication_lag": "writes reach every Region's replica before they return"}
+GLOBAL_ONLY = ("replication_lag",)  # named in the banner only while the server holds a global table
 
 
 def as_weak_as_dynamodb(lab, on=True, quiet=False):
     """Turn on (or, with on=False, off) every weakness DynamoDB documents: default reads that may be stale,
     transactions that stay ongoing (and conflict), indexes that trail, stream records that enter their stream item by
-    item. AWS publishes no figures for these delays; the lab's choices are a follower 10-100 ms behind, an index
-    0.1-1 s behind (AWS re:Post: writes "propagate to a GSI within 1 second"), a transaction ongoing 10-50 ms and a
-    stream record entering 10-100 ms after its write."""
+    item, global tables' replicas that trail. AWS publishes no figures for most of these delays; the lab's choices are
+    a follower 10-100 ms behind, an index 0.1-1 s behind (AWS re:Post: writes "propagate to a GSI within 1 second"), a
+    transaction ongoing 10-50 ms, a stream record entering 10-100 ms after its write and a replica 0.1-1 s behind
+    (Developer Guide, global tables: MREC changes are "typically replicated to all other replicas within one second
+    or less")."""
     values = AS_WEAK_AS_DYNAMODB if on else dict.fromkeys(CONSISTENCY_KNOBS)
     return set_knobs(lab, quiet=quiet, **values)
 
@@ -83,7 +90,7 @@ def knobs(lab, quiet=False, **values):
     finally:
         restore = {name: before[name] for name in ("latency", "stale_reads", "gsi_lag", "transaction_window",
                                                    "lose_response", "transaction_conflict", "partition_limits",
-                                                   "stream_lag")}
+                                                   "stream_lag", "replication_lag")}
         if before["lose_response"]:
             restore.update(lose_count=before["lose_count"], lose_matching=before["lose_matching"])
         if before["transaction_conflict"]:
@@ -105,7 +112,8 @@ def conflicts_made(lab):
 
 def knob_note(lab):
     """For the backend banner: which teaching knobs are on, and while the consistency knobs are off, that the
-    server is stronger than DynamoDB and how to make it as weak."""
+    server is stronger than DynamoDB and how to make it as weak (replication_lag only while the server holds a global
+    table: without one it changes nothing)."""
     if lab.kind != "embedded":
         return ""
     try:
@@ -113,7 +121,8 @@ def knob_note(lab):
     except KnobsUnavailable:
         return ""
     note = f"; teaching knobs on: {reply['description']}" if reply["description"] else ""
-    stronger = [words for name, words in STRONGER.items() if not reply["knobs"][name]]
+    stronger = [words for name, words in STRONGER.items() if not reply["knobs"][name]
+                and (name not in GLOBAL_ONLY or reply["knobs"]["global_tables"])]
     if stronger:
         note += (f".\nStronger than DynamoDB: {', '.join(stronger[:-1])}{' and ' if len(stronger) > 1 else ''}"
                  f"{stronger[-1]}; as_weak_as_dynamodb(lab) makes it as weak")

@@ -48,7 +48,8 @@ def test_a_fresh_server_has_every_knob_off(standalone_server):
                                "lose_response": None, "lose_count": 0,
                                "lose_matching": None, "responses_lost": 0,
                                "transaction_conflict": 0, "conflict_matching": None, "conflicts_made": 0,
-                               "partition_limits": None, "stream_lag": None},
+                               "partition_limits": None, "stream_lag": None, "replication_lag": None,
+                               "global_tables": 0},
                      "description": ""}
 
 

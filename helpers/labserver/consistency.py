@@ -66,6 +66,7 @@ from moto.dynamodb.exceptions import TransactionCanceledException
 from moto.dynamodb.models.dynamo_type import DynamoType
 
 from .knobs import find_table
+from .regions import here
 
 LEADER = "leader"
 FOLLOWERS = ("follower 1", "follower 2")
@@ -94,6 +95,7 @@ class History:
 
     def __init__(self, table, key, label, image):
         self.table, self.key, self.label = table, key, label
+        self.where = here()  # the account and Region of the table's copy this history is of
         self.images = [image]
         self.writers = [""]
         self.ready = [{}]
@@ -245,7 +247,7 @@ class Model:
         self.wake()
         now = time.monotonic()
         self.sweep(now)
-        if target in ("DeleteTable", "CreateTable"):
+        if target in ("DeleteTable", "CreateTable") or target == "UpdateTable" and params.get("ReplicaUpdates"):
             self.forget_table(params.get("TableName"))
         refused = self.conflict(target, params)
         if refused is not None:
@@ -339,14 +341,14 @@ class Model:
             history = self.histories.get(identity)
             if history is not None:
                 history.append(image, writer, {**ready, LEADER: min(moment, now)})
-                store(find_table(history.table), history.key, image)
+                store(find_table(history.table, history.where), history.key, image)
 
     def withhold(self, before):
         """A batch takes effect item by item: until each put or delete does, the leader holds the item as it was
         (`before`: item -> its image before the batch)."""
         for identity, image in before.items():
             history = self.histories[identity]
-            store(find_table(history.table), history.key, image)
+            store(find_table(history.table, history.where), history.key, image)
 
     def reveal_times(self, count, now):
         """When each of a transaction's items becomes visible: never (explored), or spread evenly across the window
@@ -411,7 +413,7 @@ class Model:
     def land(self, history, version):
         """A batch's put or delete of one item takes effect now: on top of any write the item took meanwhile, as a
         version of its own (the one withheld is then never shown)."""
-        table = find_table(history.table)
+        table = find_table(history.table, history.where)
         image = history.images[version]
         if version == len(history.images) - 1:
             history.ready[version][LEADER] = ALWAYS
@@ -478,8 +480,9 @@ class Model:
 
     def histories_of(self, table_name, keys=None):
         """(item, history) of the items of a table whose copies may disagree (only those named by `keys`, if given)."""
+        where = here()
         return [(identity, history) for identity, history in self.histories.items()
-                if history.table == table_name and (keys is None or identity in keys)]
+                if history.table == table_name and history.where == where and (keys is None or identity in keys)]
 
     def answer_with(self, versions, apply, images=None):
         """apply() with each item in `versions` shown at that version and each in `images` ({item: (table, key,
@@ -674,10 +677,11 @@ def respond(status, payload):
 
 
 def item_id(table_name, attributes):
-    """A stable name for the item with these key attributes in this table (its whole key, as sent)."""
+    """A stable name for the item with these key attributes in this table of the request's Region (its whole key, as
+    sent, then the Region: the replicas of a global table hold an item of the same key each)."""
     table = find_table(table_name)
     names = [table.hash_key_attr, table.range_key_attr] if table is not None else []
-    return json.dumps([table_name, *[attributes.get(name) for name in names if name]], sort_keys=True)
+    return json.dumps([table_name, *[attributes.get(name) for name in names if name], here()[1]], sort_keys=True)
 
 
 def key_label(table, key):

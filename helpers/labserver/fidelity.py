@@ -14,6 +14,8 @@ in modules grouped by what they check:
 - batches: BatchWriteItem's and BatchGetItem's limits;
 - transactions: transactions' limits, shape and ClientRequestToken;
 - tables: table names, local secondary indexes, UpdateTable, UpdateTimeToLive, ListTables' order;
+- globaltables: global tables (ReplicaUpdates, MultiRegionConsistency, witnesses, replicas' descriptions, writes
+  replicated, what MRSC refuses);
 - items: Query's Limit, and item operations' results (UPDATED_NEW / UPDATED_OLD, AttributesToGet);
 - partiql: PartiQL statements;
 - streams: StreamSpecification on CreateTable and UpdateTable (the streams themselves are streamlog.py's);
@@ -27,6 +29,8 @@ from .answers import (SERIALIZATION, UNKNOWN_OPERATION, error, first_answer, mem
                       required_members, type_mismatch)
 from .batches import at_most_25_writes, each_key_once, gets_not_empty, writes_not_empty
 from .exports import resource_found
+from .globaltables import (no_transactions_on_strong, no_ttl_on_strong, replica_deleted, replicas_described,
+                           replicas_updated, replicated, strong_replica_kept)
 from .expressions import (KEYS_FILTER_PROJECTION, UNPARSABLE_CONDITION, UPDATE_CONDITION, UPDATE_CONDITION_VALUES,
                           condition_syntax, expressions_not_empty, filter_syntax_worded, projections_parse,
                           values_defined, values_used)
@@ -54,10 +58,11 @@ BEFORE = {  # rules that answer a request before the engine sees it, in turn; th
     # Expected as the ConditionExpression it stands for), in place, once every refusal has passed
     "TransactWriteItems": (token_length_fits, at_least_one_action, partial(at_most_100_actions, "TransactWriteItem"),
                            at_most_4_mb, UPDATE_CONDITION, transaction_keys_not_empty, WRITE_KEYS_MATCH_SCHEMA,
-                           replayed_token, transaction_items_stored),
+                           replayed_token, no_transactions_on_strong, transaction_items_stored),
     "TransactGetItems": (at_least_one_action, partial(at_most_100_actions, "TransactGetItem"), one_get_per_item,
                          projections_parse, KEYS_FILTER_PROJECTION, transaction_keys_not_empty,
-                         partial(transaction_keys_match_schema, {"Get"}), transaction_items_stored),
+                         partial(transaction_keys_match_schema, {"Get"}), no_transactions_on_strong,
+                         transaction_items_stored),
     "GetItem": (partial(one_kind_of_parameters, "GetItem"), table_name_valid, projections_parse,
                 KEYS_FILTER_PROJECTION, key_matches_schema, partial(members_canonical, ("Key",))),
     "Query": (partial(one_kind_of_parameters, "Query"), table_name_valid,
@@ -81,13 +86,13 @@ BEFORE = {  # rules that answer a request before the engine sees it, in turn; th
                        batch_items_stored),
     "CreateTable": (table_name_valid, local_indexes_share_the_key, created_stream_fits),
     "DescribeTable": (table_name_valid,),
-    "DeleteTable": (table_name_valid,),
-    "UpdateTable": (table_name_valid, throughput_changes, index_updates_fit, stream_change_fits),
-    "UpdateTimeToLive": (ttl_attribute_named, ttl_table_exists),
+    "DeleteTable": (table_name_valid, strong_replica_kept),
+    "UpdateTable": (table_name_valid, throughput_changes, index_updates_fit, stream_change_fits, replicas_updated),
+    "UpdateTimeToLive": (ttl_attribute_named, ttl_table_exists, no_ttl_on_strong),
     "ExecuteStatement": (statement_well_formed, enough_parameters),
     "BatchExecuteStatement": (partial(statements_not_empty, "Statements"), enough_parameters),
     "ExecuteTransaction": (partial(statements_not_empty, "TransactStatements"), each_statement_well_formed,
-                           enough_parameters, no_returning_in_transaction),
+                           enough_parameters, no_returning_in_transaction, no_transactions_on_strong),
 }
 REWRITE = {  # the request in a form moto applies as DynamoDB applies the original
     "ExecuteStatement": parameters_inlined,
@@ -113,10 +118,14 @@ RESULT = {  # corrections of a successful item operation's result, before it is 
     "Query": (attributes_to_get,),
     "Scan": (attributes_to_get,),
 }
-AFTER = {  # corrections of moto's encoded answer
+AFTER = {  # corrections of moto's encoded answer; a write to a replica of a global table reaches the others
     "CreateTable": (table_status_said("CREATING"),),
-    "DeleteTable": (table_status_said("DELETING"),),
-    "TransactWriteItems": (remember_token, undefined_values_worded),
+    "DeleteTable": (table_status_said("DELETING"), replica_deleted),
+    "DescribeTable": (replicas_described("Table"),),
+    "UpdateTable": (replicas_described("TableDescription"),),
+    "TransactWriteItems": (remember_token, undefined_values_worded, replicated("TransactWriteItems")),
+    **{target: (replicated(target),) for target in ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem",
+                                                    "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction")},
     "Query": (filter_syntax_worded,),
     "Scan": (filter_syntax_worded,),
 }

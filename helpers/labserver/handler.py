@@ -245,6 +245,12 @@ def identity(url, credential, user_agent, moto_account, environment_account):
     return region, handler.get_access_key(), handler.get_current_account()
 
 
+def request_identity(url, headers):
+    """(region, access key, account) of a request, as moto's set-up works them out from its URL and headers."""
+    return identity(url, (headers.get("Authorization") or "").partition(",")[0], headers.get("User-Agent"),
+                    headers.get("x-moto-account-id"), os.environ.get("MOTO_ACCOUNT_ID"))
+
+
 def request_parser(operation, content_type):
     """moto's parser of one operation's request body (the one its setup_class would choose)."""
     service_model = get_service_model("dynamodb")
@@ -372,9 +378,7 @@ class FastDynamoHandler(DynamoHandler):
         self.raw_body, self.body = body, body.decode("utf-8")
         self.querystring = self.data = OrderedDict()
         self.uri_match = {}
-        self.region, self.access_key, self.current_account = identity(
-            url, (headers.get("Authorization") or "").partition(",")[0], headers.get("User-Agent"),
-            headers.get("x-moto-account-id"), os.environ.get("MOTO_ACCOUNT_ID"))
+        self.region, self.access_key, self.current_account = request_identity(url, headers)
         self.partition = get_partition(self.region)
         self.response_headers = {"server": "amazon.com", "date": http_date_of(int(time.time()))}
         parse = compiled_parser(operation, headers.get("Content-Type")) if request is not None else None

@@ -18,6 +18,9 @@
 - stream_lag: each stream record enters its stream that many seconds after its write, never before an earlier
   record of the same item, and takes its sequence number then: a transaction's records enter one by one, and
   another write's may come between them (streamlog.py).
+- replication_lag: each write to a replica of an MREC global table reaches each other replica that many seconds late,
+  item by item, last writer winning (globaltables.py); off, it reaches them before its answer. Named in `describe`
+  only while the server holds a global table: without one it changes nothing.
 
 State is changed only under the engine lock (Engine.handle, Engine.knob_request); the fast path of
 Engine.handle reads `on` and the model's `active` without it, so switching a knob takes effect from the next request.
@@ -27,9 +30,9 @@ import random
 import time
 
 from moto.dynamodb.exceptions import TransactionCanceledException
-from moto.dynamodb.models import dynamodb_backends
 
 from . import streamlog
+from .regions import find_table  # noqa: F401  (the lab's modules find tables through the knobs' module)
 
 MAX_SECONDS = 10
 MAX_LOST = 100
@@ -38,9 +41,9 @@ OPERATIONS = ("PutItem", "UpdateItem", "DeleteItem", "GetItem", "Query", "Scan",
               "BatchGetItem", "TransactWriteItems", "TransactGetItems")
 LAGS = ("stale_reads", "gsi_lag", "transaction_window")
 NAMES = ("latency", *LAGS, "lose_response", "lose_count", "lose_matching", "transaction_conflict",
-         "conflict_matching", "partition_limits", "stream_lag")
+         "conflict_matching", "partition_limits", "stream_lag", "replication_lag")
 KNOBS_OFF = {"latency": None, **{name: None for name in LAGS}, "lose_response": None, "transaction_conflict": None,
-             "partition_limits": None, "stream_lag": None}
+             "partition_limits": None, "stream_lag": None, "replication_lag": None}
 LIMIT_KINDS = ("write", "read")
 MAX_LIMIT = 100000
 
@@ -92,11 +95,13 @@ def seconds_text(span):
 
 
 class Knobs:
-    """The knobs of one Engine; the lags (stale_reads, gsi_lag, transaction_window) are the consistency model's."""
+    """The knobs of one Engine; the lags (stale_reads, gsi_lag, transaction_window) are the consistency model's,
+    replication_lag the global tables' replication's."""
 
-    def __init__(self, model, meter):
+    def __init__(self, model, meter, replication):
         self.model = model
         self.meter = meter
+        self.replication = replication
         self.on = False
         self.latency = None
         self.lose = None
@@ -114,7 +119,9 @@ class Knobs:
                 "transaction_conflict": (self.conflict or {}).get("count", 0),
                 "conflict_matching": (self.conflict or {}).get("matching"), "conflicts_made": self.conflicts_made,
                 "partition_limits": self.meter.limits,
-                "stream_lag": list(streamlog.lag) if streamlog.lag else None}
+                "stream_lag": list(streamlog.lag) if streamlog.lag else None,
+                "replication_lag": list(self.replication.lag) if self.replication.lag else None,
+                "global_tables": self.replication.global_tables()}
 
     def describe(self):
         """'latency 0.05 s, gsi_lag 0.5 s, lose_response next 1 PutItem', or '' when all are off."""
@@ -135,6 +142,8 @@ class Knobs:
             parts.append(f"partition_limits {limits}")
         if streamlog.lag:
             parts.append(f"stream_lag {seconds_text(streamlog.lag)}")
+        if self.replication.lag and self.replication.global_tables():
+            parts.append(f"replication_lag {seconds_text(self.replication.lag)}")
         return ", ".join(parts)
 
     def update(self, values):
@@ -143,7 +152,8 @@ class Knobs:
         if unknown:
             raise KnobError(f"Unknown knob {unknown[0]!r}; the knobs are latency, stale_reads, gsi_lag, "
                             "transaction_window, lose_response (with lose_count and lose_matching), "
-                            "transaction_conflict (with conflict_matching), partition_limits and stream_lag.")
+                            "transaction_conflict (with conflict_matching), partition_limits, stream_lag and "
+                            "replication_lag.")
         latency = seconds_range("latency", values["latency"]) if "latency" in values else self.latency
         lags = {name: seconds_range(name, values[name]) if name in values else getattr(self.model, name)
                 for name in LAGS}
@@ -152,6 +162,8 @@ class Knobs:
                     else self.conflict)
         limits = limits_setting(values["partition_limits"]) if "partition_limits" in values else self.meter.limits
         stream_lag = seconds_range("stream_lag", values["stream_lag"]) if "stream_lag" in values else streamlog.lag
+        replication_lag = (seconds_range("replication_lag", values["replication_lag"]) if "replication_lag" in values
+                           else self.replication.lag)
         self.latency, self.lose, self.conflict = latency, lose, conflict
         for name, lag in lags.items():
             setattr(self.model, name, lag)
@@ -159,6 +171,7 @@ class Knobs:
         if limits != self.meter.limits:
             self.meter.limit(limits)
         streamlog.set_lag(stream_lag)
+        self.replication.set_lag(replication_lag)
         self.on = self.any_on()
 
     def any_on(self):
@@ -230,12 +243,3 @@ def conflicting(values, current):
     if matching is not None and (not isinstance(matching, str) or not matching):
         raise KnobError(f"conflict_matching must be a non-empty piece of the request's JSON body; got {matching!r}")
     return {"count": count, "matching": matching}
-
-
-def find_table(name):
-    """moto's table called `name`, in whichever account and region holds it."""
-    for regions in list(dynamodb_backends.values()):
-        for backend in list(regions.values()):
-            if name in backend.tables:
-                return backend.tables[name]
-    return None

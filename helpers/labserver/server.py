@@ -25,11 +25,12 @@ from moto.core.model_instances import model_data  # noqa: E402
 from moto.core.request import Request  # noqa: E402  (moto reads the variable above at import)
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler  # noqa: E402
 
-from . import fidelity, streamlog  # noqa: E402
+from . import fidelity, regions, streamlog  # noqa: E402
 from .consistency import (BATCH_ITEM_HEADER, BATCH_READ_HEADER, CHOICE_HEADER, ChoiceError, Model, only_item,  # noqa: E402
                           step_client)
 from .fresh import TABLES_PATH, Made  # noqa: E402
-from .handler import FastDynamoHandler  # noqa: E402
+from .globaltables import REPLICATION  # noqa: E402
+from .handler import FastDynamoHandler, request_identity  # noqa: E402
 from .knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
 from .metering import METRICS_PATH, Meter  # noqa: E402
 from .together import LET_IN_HEADER, TOGETHER_HEADER, Doors  # noqa: E402
@@ -57,7 +58,7 @@ class Engine:
         self.lock = threading.Lock()
         self.model = Model()
         self.meter = Meter()
-        self.knobs = Knobs(self.model, self.meter)
+        self.knobs = Knobs(self.model, self.meter, REPLICATION)
         self.doors = Doors()
         self.made = Made()
         self.order = (None, 0.0, 0.0)  # the explored order whose steps were billed last, and their write units
@@ -81,6 +82,8 @@ class Engine:
 
     def apply_request(self, url, headers, body):
         """Apply one request alone: (status, headers, body bytes), or None when its response is lost."""
+        region, _, account = request_identity(url, headers)
+        regions.entering((account, region))
         service, _, target = headers.get("X-Amz-Target", "").rpartition(".")
         if service == STREAMS_SERVICE:
             with self.lock:
@@ -218,6 +221,7 @@ class Engine:
         when `metered` is False (the explorer asking which answers a read may get, which DynamoDB never sees).
         """
         self.made.applying(target)
+        REPLICATION.deliver()
         answered = fidelity.before(target, params)
         if answered is not None:
             return answer(*answered)
@@ -413,6 +417,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer_lab(self, body):
         """The lab's own endpoints, as JSON."""
+        regions.entering(None)
         if self.path == KNOBS_PATH:
             status, answer = self.engine.knob_request(self.command, body)
         elif self.path == CONSISTENCY_PATH:

@@ -1,0 +1,383 @@
+"""Global tables (version 2019.11.21) in the lab server, through DynamoDB's own API: UpdateTable's ReplicaUpdates,
+MultiRegionConsistency and GlobalTableWitnessUpdates, DescribeTable's replicas, and writes reaching every replica."""
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from helpers import tracing
+from helpers.knobs import get_knobs, set_knobs
+
+TABLE = "p34-global"
+KEY = {"KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
+       "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST"}
+GLOBAL_MEMBERS = {"GlobalTableVersion", "Replicas", "MultiRegionConsistency", "GlobalTableWitnesses",
+                  "GlobalTableSettingsReplicationMode"}
+
+
+@pytest.fixture
+def regions(lab):
+    """{Region: the lab's client signed for it}, with TABLE in none of them first and last (embedded server only)."""
+    if lab.kind != "embedded":
+        pytest.skip("global tables are modelled by the embedded lab server (DynamoDB Local has none)")
+    clients = {region: lab.client_in(region) for region in ("us-east-1", "us-east-2", "us-west-2", "eu-west-1")}
+    with tracing(False):
+        dissolve(clients)
+        clients["us-east-1"].create_table(TableName=TABLE, **KEY)
+        yield clients
+        dissolve(clients)
+
+
+def dissolve(clients):
+    """Delete TABLE everywhere: first its replicas (one at a time; an MRSC table's all at once, with its witness, as
+    it is dissolved only whole), then itself."""
+    for client in clients.values():
+        try:
+            table = client.describe_table(TableName=TABLE)["Table"]
+        except client.exceptions.ResourceNotFoundException:
+            continue
+        deletes = [{"Delete": {"RegionName": replica["RegionName"]}} for replica in table.get("Replicas", [])]
+        if "MultiRegionConsistency" in table:
+            witnesses = [{"Delete": {"RegionName": witness["RegionName"]}}
+                         for witness in table.get("GlobalTableWitnesses", [])]
+            client.update_table(TableName=TABLE, ReplicaUpdates=deletes,
+                                **({"GlobalTableWitnessUpdates": witnesses} if witnesses else {}))
+        for delete in deletes if "MultiRegionConsistency" not in table else []:
+            client.update_table(TableName=TABLE, ReplicaUpdates=[delete])
+        client.delete_table(TableName=TABLE)
+
+
+def refusal(call, **arguments):
+    """(code, message) of the error DynamoDB answers the call with."""
+    with pytest.raises(ClientError) as refused:
+        call(TableName=TABLE, **arguments)
+    return refused.value.response["Error"]["Code"], refused.value.response["Error"]["Message"]
+
+
+def add_replica(client, region):
+    """UpdateTable adding a replica in `region` (MREC); its TableDescription."""
+    return client.update_table(TableName=TABLE, ReplicaUpdates=[{"Create": {"RegionName": region}}])["TableDescription"]
+
+
+def test_a_replica_is_created_in_the_other_region_with_the_tables_key_stream_and_items(regions):
+    us, eu = regions["us-east-1"], regions["eu-west-1"]
+    us.put_item(TableName=TABLE, Item={"PK": "before", "n": 1})
+    answer = add_replica(us, "eu-west-1")
+    assert answer["TableStatus"] == "UPDATING"
+    assert answer["GlobalTableVersion"] == "2019.11.21"
+    assert [(r["RegionName"], r["ReplicaStatus"]) for r in answer["Replicas"]] == [("eu-west-1", "CREATING")]
+    replica = eu.describe_table(TableName=TABLE)["Table"]
+    assert replica["KeySchema"] == KEY["KeySchema"] and replica["TableStatus"] == "ACTIVE"
+    assert replica["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert ":eu-west-1:" in replica["TableArn"]
+    assert eu.get_item(TableName=TABLE, Key={"PK": "before"})["Item"] == {"PK": "before", "n": 1}
+
+
+def test_each_replica_describes_the_other_regions_never_itself(regions):
+    us, eu = regions["us-east-1"], regions["eu-west-1"]
+    add_replica(us, "eu-west-1")
+    for client, other in ((us, "eu-west-1"), (eu, "us-east-1")):
+        table = client.describe_table(TableName=TABLE)["Table"]
+        assert table["GlobalTableVersion"] == "2019.11.21"
+        assert table["GlobalTableSettingsReplicationMode"] == "ENABLED_WITH_OVERRIDES"
+        assert [(r["RegionName"], r["ReplicaStatus"]) for r in table["Replicas"]] == [(other, "ACTIVE")]
+        assert "MultiRegionConsistency" not in table and "GlobalTableWitnesses" not in table
+
+
+def test_a_write_to_one_replica_reaches_the_others(regions):
+    us, eu, west = regions["us-east-1"], regions["eu-west-1"], regions["us-west-2"]
+    add_replica(us, "eu-west-1")
+    add_replica(us, "us-west-2")
+    eu.put_item(TableName=TABLE, Item={"PK": "put", "n": 1})
+    west.update_item(TableName=TABLE, Key={"PK": "put"}, UpdateExpression="ADD n :one",
+                     ExpressionAttributeValues={":one": 1})
+    us.transact_write_items(TransactItems=[{"Put": {"TableName": TABLE, "Item": {"PK": "tx"}}},
+                                           {"Delete": {"TableName": TABLE, "Key": {"PK": "gone"}}}])
+    eu.batch_write_item(RequestItems={TABLE: [{"PutRequest": {"Item": {"PK": "batch"}}}]})
+    west.execute_statement(Statement=f"INSERT INTO \"{TABLE}\" VALUE {{'PK': 'partiql'}}")
+    for client in (us, eu, west):
+        items = client.scan(TableName=TABLE, ConsistentRead=True)["Items"]
+        assert sorted((item["PK"], item.get("n")) for item in items) == [
+            ("batch", None), ("partiql", None), ("put", 2), ("tx", None)]
+    us.delete_item(TableName=TABLE, Key={"PK": "put"})
+    assert "Item" not in eu.get_item(TableName=TABLE, Key={"PK": "put"}, ConsistentRead=True)
+
+
+def test_a_refused_write_reaches_no_replica(regions):
+    us, eu = regions["us-east-1"], regions["eu-west-1"]
+    add_replica(us, "eu-west-1")
+    us.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
+    with pytest.raises(us.exceptions.ConditionalCheckFailedException):
+        us.put_item(TableName=TABLE, Item={"PK": "seat", "version": 5}, ConditionExpression="version = :v",
+                    ExpressionAttributeValues={":v": 4})
+    assert eu.get_item(TableName=TABLE, Key={"PK": "seat"})["Item"]["version"] == 1
+
+
+def test_deleting_the_last_replica_leaves_a_table_in_one_region(regions):
+    us, eu = regions["us-east-1"], regions["eu-west-1"]
+    add_replica(us, "eu-west-1")
+    answer = us.update_table(TableName=TABLE, ReplicaUpdates=[{"Delete": {"RegionName": "eu-west-1"}}])
+    assert [(r["RegionName"], r["ReplicaStatus"]) for r in answer["TableDescription"]["Replicas"]] == [
+        ("eu-west-1", "DELETING")]
+    assert TABLE not in eu.list_tables()["TableNames"]
+    assert not GLOBAL_MEMBERS & set(us.describe_table(TableName=TABLE)["Table"])
+    us.put_item(TableName=TABLE, Item={"PK": "after"})
+    assert TABLE not in eu.list_tables()["TableNames"]
+
+
+def test_deleting_a_replica_table_in_its_region_takes_it_out_of_the_global_table(regions):
+    us, eu, west = regions["us-east-1"], regions["eu-west-1"], regions["us-west-2"]
+    add_replica(us, "eu-west-1")
+    add_replica(us, "us-west-2")
+    eu.delete_table(TableName=TABLE)
+    assert [r["RegionName"] for r in us.describe_table(TableName=TABLE)["Table"]["Replicas"]] == ["us-west-2"]
+    west.put_item(TableName=TABLE, Item={"PK": "still"})
+    assert us.get_item(TableName=TABLE, Key={"PK": "still"})["Item"] == {"PK": "still"}
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"ReplicaUpdates": [{"Create": {"RegionName": "us-east-1"}}]},
+     "Cannot add or delete the local region through ReplicaUpdates. Use CreateTable, DeleteTable, or UpdateTable as "
+     "required."),
+    ({"ReplicaUpdates": [{"Delete": {"RegionName": "ca-central-1"}}]},
+     "Update global table operation failed because one or more replicas were not part of the global table. Please "
+     "retry the request without these replicas: [ca-central-1]."),
+    ({"ReplicaUpdates": [{"Create": {"RegionName": "eu-west-2"}}, {"Create": {"RegionName": "eu-west-3"}}]},
+     "Update table operation with more than one create or delete replica actions not allowed"),
+    ({"ReplicaUpdates": [{"Create": {"RegionName": "eu-west-2"}}, {"Delete": {"RegionName": "eu-west-1"}}]},
+     "Update table operation with more than one type of replica actions not allowed."),
+    ({"ReplicaUpdates": [{"Create": {"RegionName": "eu-west-2"}}], "DeletionProtectionEnabled": True},
+     "Requests that modify replicas or witnesses must not also modify other fields"),
+    ({"ReplicaUpdates": [{"Create": {"RegionName": "us-west-2"}}],
+      "GlobalTableWitnessUpdates": [{"Create": {"RegionName": "us-east-2"}}]},
+     "MultiRegionConsistency must be set as STRONG when GlobalTableWitnessUpdates parameter is present."),
+    ({"MultiRegionConsistency": "STRONG"},
+     "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, "
+     "SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, DeletionProtectionEnabled, "
+     "OnDemandThroughput, WarmThroughput or TableClass is required"),
+    ({"ReplicaUpdates": [{"Create": {"RegionName": "us-west-2"}}], "MultiRegionConsistency": "STRONG"},
+     "Unsupported replica count for global tables with MultiRegionConsistency set to STRONG."),
+    ({"ReplicaUpdates": [{"Create": {"RegionName": "us-west-1"}}], "MultiRegionConsistency": "STRONG",
+      "GlobalTableWitnessUpdates": [{"Create": {"RegionName": "us-east-2"}}]},
+     "Unsupported Region(s) specified for global tables with MultiRegionConsistency set to STRONG: [us-west-1]."),
+    ({"ReplicaUpdates": [{"Create": {"RegionName": "us-west-2"}}], "MultiRegionConsistency": "STRONG",
+      "GlobalTableWitnessUpdates": [{"Create": {"RegionName": "us-east-1"}}]},
+     "Cannot add a witness in the same region as an existing replica when creating a global table with "
+     "MultiRegionConsistency set to STRONG."),
+    ({"ReplicaUpdates": [{"Create": {"RegionName": "us-west-2"}}], "MultiRegionConsistency": "STRONG",
+      "GlobalTableWitnessUpdates": [{"Create": {"RegionName": "us-west-2"}}]},
+     "Cannot target multiple regions with the same action"),
+])
+def test_replica_updates_dynamodb_refuses_are_refused_in_its_words(regions, arguments, message):
+    assert refusal(regions["us-east-1"].update_table, **arguments) == ("ValidationException", message)
+    assert not GLOBAL_MEMBERS & set(regions["us-east-1"].describe_table(TableName=TABLE)["Table"])
+
+
+def test_a_replica_is_not_created_twice_nor_over_a_table_of_that_region(regions):
+    us, west = regions["us-east-1"], regions["us-west-2"]
+    add_replica(us, "eu-west-1")
+    words = f"Failed to create a the new replica of table with name: '{TABLE}' because one or more replicas " \
+            "already existed as tables."
+    assert refusal(us.update_table, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])[1] == words
+    west.create_table(TableName=TABLE, **KEY)
+    assert refusal(us.update_table, ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}])[1] == words
+    west.delete_table(TableName=TABLE)
+
+
+def strong(regions):
+    """TABLE made an MRSC global table: replica us-west-2, witness us-east-2; the UpdateTable answer."""
+    return regions["us-east-1"].update_table(
+        TableName=TABLE, MultiRegionConsistency="STRONG", ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}],
+        GlobalTableWitnessUpdates=[{"Create": {"RegionName": "us-east-2"}}])["TableDescription"]
+
+
+def test_an_mrsc_table_is_described_with_its_mode_and_witness_in_each_replica_region(regions):
+    answer = strong(regions)
+    assert answer["MultiRegionConsistency"] == "STRONG" and answer["TableStatus"] == "UPDATING"
+    for client, other in ((regions["us-east-1"], "us-west-2"), (regions["us-west-2"], "us-east-1")):
+        table = client.describe_table(TableName=TABLE)["Table"]
+        assert table["MultiRegionConsistency"] == "STRONG"
+        assert table["GlobalTableWitnesses"] == [{"RegionName": "us-east-2", "WitnessStatus": "ACTIVE"}]
+        assert [r["RegionName"] for r in table["Replicas"]] == [other]
+    assert TABLE not in regions["us-east-2"].list_tables()["TableNames"]
+
+
+def test_a_strongly_consistent_read_in_another_region_of_an_mrsc_table_sees_the_write(regions):
+    strong(regions)
+    regions["us-west-2"].put_item(TableName=TABLE, Item={"PK": "seat", "holder": "bob"})
+    read = regions["us-east-1"].get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True)
+    assert read["Item"] == {"PK": "seat", "holder": "bob"}
+
+
+def test_an_mrsc_table_refuses_transactions_ttl_and_changes_to_its_regions(regions):
+    strong(regions)
+    us = regions["us-east-1"]
+    transaction_words = ("is not supported on table p34-global: MRSC global tables do not support transaction "
+                         "operations")
+    with pytest.raises(ClientError, match=f"TransactWriteItems {transaction_words}"):
+        us.transact_write_items(TransactItems=[{"Put": {"TableName": TABLE, "Item": {"PK": "x"}}}])
+    with pytest.raises(ClientError, match=f"TransactGetItems {transaction_words}"):
+        regions["us-west-2"].transact_get_items(TransactItems=[{"Get": {"TableName": TABLE, "Key": {"PK": "x"}}}])
+    with pytest.raises(ClientError, match=f"ExecuteTransaction {transaction_words}"):
+        us.execute_transaction(TransactStatements=[{"Statement": f"INSERT INTO \"{TABLE}\" VALUE {{'PK': 'x'}}"}])
+    assert "Item" not in us.get_item(TableName=TABLE, Key={"PK": "x"})
+    with pytest.raises(ClientError, match="do not support TTL"):
+        us.update_time_to_live(TableName=TABLE, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
+    assert refusal(us.update_table, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])[1] == \
+        "Cannot add replicas to a global table with strong MultiRegionConsistency"
+    assert refusal(us.update_table, ReplicaUpdates=[{"Delete": {"RegionName": "us-west-2"}}])[1] == \
+        "Update table delete operation does not include all witnesses."
+    assert refusal(us.delete_table) == ("ValidationException", "Deletion of only one table replica is not supported "
+                                                               "for global tables with MultiRegionConsistency set to "
+                                                               "STRONG.")
+
+
+def test_an_mrsc_tables_mode_is_set_once(regions):
+    strong(regions)
+    us = regions["us-east-1"]
+    assert refusal(us.update_table, MultiRegionConsistency="EVENTUAL",
+                   ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])[1] == \
+        "MultiRegionConsistency parameter is unsupported on existing global table"
+    assert refusal(us.update_table, MultiRegionConsistency="STRONG",
+                   ReplicaUpdates=[{"Delete": {"RegionName": "us-west-2"}}])[1] == \
+        "Only Replica Create actions are supported when MultiRegionConsistency parameter is provided."
+    assert regions["us-west-2"].describe_table(TableName=TABLE)["Table"]["MultiRegionConsistency"] == "STRONG"
+
+
+def test_an_mrsc_table_is_made_only_from_an_empty_table(regions):
+    regions["us-east-1"].put_item(TableName=TABLE, Item={"PK": "early"})
+    code, message = refusal(regions["us-east-1"].update_table, MultiRegionConsistency="STRONG",
+                            ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}},
+                                            {"Create": {"RegionName": "us-east-2"}}])
+    assert code == "ValidationException" and "created from an empty table" in message
+    assert TABLE not in regions["us-west-2"].list_tables()["TableNames"]
+
+
+def test_an_mrsc_table_of_three_replicas_is_dissolved_whole(regions):
+    us = regions["us-east-1"]
+    us.update_table(TableName=TABLE, MultiRegionConsistency="STRONG",
+                    ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}, {"Create": {"RegionName": "us-east-2"}}])
+    assert refusal(us.update_table, ReplicaUpdates=[{"Delete": {"RegionName": "us-west-2"}}])[1] == \
+        "Deletion of only one table replica is not supported for global tables with MultiRegionConsistency set to " \
+        "STRONG."
+    us.update_table(TableName=TABLE, ReplicaUpdates=[{"Delete": {"RegionName": "us-west-2"}},
+                                                     {"Delete": {"RegionName": "us-east-2"}}])
+    assert not GLOBAL_MEMBERS & set(us.describe_table(TableName=TABLE)["Table"])
+    us.transact_write_items(TransactItems=[{"Put": {"TableName": TABLE, "Item": {"PK": "x"}}}])
+
+
+def test_a_table_of_the_same_name_in_a_region_of_no_replica_stays_a_table_of_its_own(regions):
+    us, eu, west = regions["us-east-1"], regions["eu-west-1"], regions["us-west-2"]
+    add_replica(us, "eu-west-1")
+    west.create_table(TableName=TABLE, **KEY)
+    west.put_item(TableName=TABLE, Item={"PK": "west only"})
+    assert not GLOBAL_MEMBERS & set(west.describe_table(TableName=TABLE)["Table"])
+    assert "Item" not in us.get_item(TableName=TABLE, Key={"PK": "west only"})
+    eu.put_item(TableName=TABLE, Item={"PK": "global"})
+    assert "Item" not in west.get_item(TableName=TABLE, Key={"PK": "global"})
+    west.delete_table(TableName=TABLE)
+    assert [r["RegionName"] for r in us.describe_table(TableName=TABLE)["Table"]["Replicas"]] == ["eu-west-1"]
+
+
+@pytest.fixture
+def lagging(regions, lab, knobs_off):
+    """(us-east-1's client, eu-west-1's) of an MREC global table holding seat version 1 in both, knobs off."""
+    us, eu = regions["us-east-1"], regions["eu-west-1"]
+    add_replica(us, "eu-west-1")
+    us.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
+    return us, eu
+
+
+def book(client, holder):
+    """23's version-checked write: take the seat at version 1, making it version 2."""
+    client.put_item(TableName=TABLE, Item={"PK": "seat", "version": 2, "holder": holder},
+                    ConditionExpression="version = :v", ExpressionAttributeValues={":v": 1})
+
+
+def seat(client):
+    """The seat as the client's Region holds it, read strongly consistently."""
+    return client.get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True).get("Item")
+
+
+def test_with_replication_lag_two_version_checked_writes_in_two_regions_both_succeed_and_one_is_lost(lab, lagging):
+    us, eu = lagging
+    set_knobs(lab, quiet=True, replication_lag=10)
+    book(us, "alice")
+    book(eu, "bob")
+    assert (seat(us)["holder"], seat(eu)["holder"]) == ("alice", "bob")
+    set_knobs(lab, quiet=True, replication_lag=0)
+    assert (seat(us)["holder"], seat(eu)["holder"]) == ("bob", "bob")
+
+
+def test_without_replication_lag_the_second_version_checked_write_is_refused(lagging):
+    us, eu = lagging
+    book(us, "alice")
+    with pytest.raises(eu.exceptions.ConditionalCheckFailedException):
+        book(eu, "bob")
+    assert (seat(us)["holder"], seat(eu)["holder"]) == ("alice", "alice")
+
+
+def test_with_replication_lag_a_strongly_consistent_read_in_another_region_misses_a_recent_write(lab, lagging):
+    us, eu = lagging
+    set_knobs(lab, quiet=True, replication_lag=10)
+    us.put_item(TableName=TABLE, Item={"PK": "new"})
+    assert "Item" not in eu.get_item(TableName=TABLE, Key={"PK": "new"}, ConsistentRead=True)
+    set_knobs(lab, quiet=True, replication_lag=0)
+    assert eu.get_item(TableName=TABLE, Key={"PK": "new"}, ConsistentRead=True)["Item"] == {"PK": "new"}
+
+
+def test_with_replication_lag_the_later_write_wins_in_every_region_a_delete_too(lab, lagging):
+    us, eu = lagging
+    set_knobs(lab, quiet=True, replication_lag=10)
+    eu.put_item(TableName=TABLE, Item={"PK": "seat", "version": 7})
+    us.delete_item(TableName=TABLE, Key={"PK": "seat"})
+    eu.put_item(TableName=TABLE, Item={"PK": "other", "by": "eu"})
+    us.put_item(TableName=TABLE, Item={"PK": "other", "by": "us"})
+    set_knobs(lab, quiet=True, replication_lag=0)
+    assert (seat(us), seat(eu)) == (None, None)
+    assert [client.get_item(TableName=TABLE, Key={"PK": "other"})["Item"]["by"] for client in (us, eu)] == ["us", "us"]
+
+
+def test_replication_lag_leaves_an_mrsc_table_synchronous(lab, regions, knobs_off):
+    strong(regions)
+    set_knobs(lab, quiet=True, replication_lag=10)
+    regions["us-west-2"].put_item(TableName=TABLE, Item={"PK": "seat", "holder": "bob"})
+    read = regions["us-east-1"].get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True)
+    assert read["Item"] == {"PK": "seat", "holder": "bob"}
+
+
+def test_the_banner_names_replication_only_while_the_server_holds_a_global_table(lab, regions, knobs_off):
+    stronger = "writes reach every Region's replica before they return"
+    assert stronger not in lab.banner
+    add_replica(regions["us-east-1"], "eu-west-1")
+    assert stronger in lab.banner
+    set_knobs(lab, quiet=True, replication_lag=[0.1, 1])
+    assert stronger not in lab.banner and "replication_lag 0.1-1 s" in lab.banner
+
+
+def test_a_replication_lag_out_of_range_is_refused(lab, knobs_off):
+    with pytest.raises(ValueError, match="replication_lag must be a number of seconds from 0 to 10"):
+        set_knobs(lab, quiet=True, replication_lag=-1)
+    assert get_knobs(lab)["replication_lag"] is None
+
+
+def test_a_table_named_by_its_arn_gets_its_replica_and_its_writes_reach_it(regions):
+    us, eu = regions["us-east-1"], regions["eu-west-1"]
+    arn = us.describe_table(TableName=TABLE)["Table"]["TableArn"]
+    answer = us.update_table(TableName=arn, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
+    assert [r["RegionName"] for r in answer["TableDescription"]["Replicas"]] == ["eu-west-1"]
+    us.put_item(TableName=arn, Item={"PK": "by arn"})
+    assert eu.get_item(TableName=TABLE, Key={"PK": "by arn"})["Item"] == {"PK": "by arn"}
+
+
+def test_a_replicated_write_is_recorded_in_the_replicas_stream(lab, regions):
+    us, eu = regions["us-east-1"], regions["eu-west-1"]
+    add_replica(us, "eu-west-1")
+    us.put_item(TableName=TABLE, Item={"PK": "streamed", "n": 1})
+    arn = eu.describe_table(TableName=TABLE)["Table"]["LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams", region_name="eu-west-1", endpoint_url=lab.endpoint,
+                           aws_access_key_id="lab", aws_secret_access_key="lab")
+    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+    iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON")
+    records = streams.get_records(ShardIterator=iterator["ShardIterator"])["Records"]
+    assert [(record["eventName"], record["dynamodb"]["NewImage"]) for record in records] == [
+        ("INSERT", {"PK": {"S": "streamed"}, "n": {"N": "1"}})]
