@@ -152,3 +152,60 @@ def test_a_client_that_would_reach_amazons_dynamodb_is_refused_saying_where_it_p
     with pytest.raises(ElsewhereError, match="sends ListTables to https://dynamodb.eu-west-1.amazonaws.com, not to "
                                              "the lab's embedded backend"):
         elsewhere.list_tables()
+
+
+class LambdaContext:
+    """A stand-in for Lambda's context object: Powertools only asks it for the remaining time."""
+
+    def __init__(self, remaining_ms):
+        self.remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self):
+        return self.remaining_ms
+
+
+def order_deliveries(lab, context=None):
+    """(deliver, reset, charges) for notebook 36's scenes: `deliver()` places order o-1 through Powertools'
+    @idempotent_function, whose body charges a card (`charges`), with `context` registered when given."""
+    layer = DynamoDBPersistenceLayer(table_name=TABLE, boto3_client=plain_client(lab))
+    config = IdempotencyConfig()
+    if context:
+        config.register_lambda_context(context)
+    charges = []
+
+    @idempotent_function(data_keyword_argument="order", persistence_store=layer, config=config)
+    def place(order):
+        charges.append(order["amount"])
+        return {"order": order["id"], "charge": f"ch_{len(charges)}"}
+
+    def reset():
+        recreate_table(lab, TABLE, KEY_SCHEMA)
+        charges.clear()
+
+    return lambda: place(order={"id": "o-1", "amount": 50}), reset, charges
+
+
+@pytest.mark.filterwarnings("ignore:Couldn't determine the remaining time left")
+def test_two_deliveries_of_one_order_never_charge_twice_but_leave_it_unplaced_in_16_of_64_orders(lab, table):
+    deliver, reset, charges = order_deliveries(lab)
+    counts = []
+    orders = explore({"alice": deliver, "bob": deliver}, reset, lambda _: counts.append(len(charges)) or True,
+                     consistency="strong", faults=("lost_response", "crash"))
+    assert (len(orders), counts.count(0), counts.count(2)) == (64, 16, 0)
+    never = [order for order, charged in zip(orders.itertuples(), counts) if charged == 0]
+    refused = [order for order in never if all(isinstance(result, IdempotencyAlreadyInProgressError)
+                                               for result in order.results.values())]
+    assert len(refused) == 4 and all("!lost" in order.schedule[0] for order in refused), "a lost claim refuses both"
+    crashed = [order for order in never if order not in refused]
+    assert len(crashed) == 12 and all("crashed after its PutItem" in {str(result) for result in order.results.values()}
+                                      for order in crashed), "a crash after the claim leaves a record refusing the other"
+
+
+def test_deliveries_past_the_invocations_remaining_time_charge_twice_in_4_of_6_orders(lab, table):
+    deliver, reset, charges = order_deliveries(lab, LambdaContext(-1000))
+    counts = []
+    orders = explore({"alice": deliver, "bob": deliver}, reset, lambda _: counts.append(len(charges)) or True,
+                     consistency="strong")
+    assert (len(orders), counts.count(2)) == (6, 4)
+    overtaken = [order.steps for order, charged in zip(orders.itertuples(), counts) if charged == 2]
+    assert ("alice: PutItem", "bob: PutItem", "alice: UpdateItem", "bob: UpdateItem") in overtaken
