@@ -6,8 +6,9 @@ import pytest
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyItemAlreadyExistsError
 from aws_lambda_powertools.utilities.idempotency.persistence.dynamodb import DynamoDBPersistenceLayer
 from botocore.exceptions import ClientError
+from pynamodb.exceptions import PutError, UpdateError
 
-from helpers.checks.p36 import check_put_record
+from helpers.checks.p36 import TABLE, check_add_view, check_put_record
 from support import notebook_functions
 
 NOTEBOOK = "36-libraries.ipynb"
@@ -112,3 +113,87 @@ def test_the_notebooks_starting_claim_is_caught_and_its_solution_passes():
 def test_passing_something_else_than_a_function_says_what_to_pass():
     with pytest.raises(TypeError, match="Pass your function itself"):
         check_put_record("put_record")
+    with pytest.raises(TypeError, match="Pass your function itself"):
+        check_add_view("add_view")
+
+
+def retrying(write, attempts=10):
+    """add_view that reads the post and writes it with `write(post)`, reading again when the version check refused."""
+    def add_view(post_model, post_id):
+        for _ in range(attempts):
+            post = post_model.get(post_id, consistent_read=True)
+            try:
+                return write(post_model, post)
+            except (PutError, UpdateError) as refused:
+                if refused.cause_response_code != "ConditionalCheckFailedException":
+                    raise
+        raise RuntimeError("still refused")
+    return add_view
+
+
+def save_a_view(post_model, post):
+    """Count the view and save the whole post: PynamoDB's PutItem, conditioned on the version read."""
+    post.views += 1
+    post.save()
+
+
+def update_the_views(post_model, post):
+    """ADD views 1 (and version 1) under the version read: PynamoDB's UpdateItem."""
+    post.update(actions=[post_model.views.add(1)])
+
+
+def raw_add(bump_version):
+    """add_view as one raw ADD on the table, raising the version too when `bump_version`."""
+    def add_view(post_model, post_id):
+        from helpers.backend import connect
+        update = "ADD #v :one, version :one" if bump_version else "ADD #v :one"
+        connect(quiet=True).table(TABLE).update_item(Key={"id": post_id}, UpdateExpression=update,
+                                                     ExpressionAttributeNames={"#v": "views"},
+                                                     ExpressionAttributeValues={":one": 1})
+    return add_view
+
+
+def lost_view(writes, of=3):
+    """The report of an add_view whose one write (`writes`: its steps) lands between the rename's read and save."""
+    return (f"bob: GetItem -> alice: {writes} -> bob: PutItem: the post has 0 views after 1 add_view call: a rename put "
+            "back a copy read before a view was added, and its version check passed, because the view did not raise "
+            f"the version (in 1 of the {of} distinct orders in which alice and bob's requests can reach DynamoDB, "
+            "every read strongly consistent)")
+
+
+@pytest.mark.parametrize("add_view", [retrying(save_a_view), retrying(update_the_views), raw_add(bump_version=True)],
+                         ids=["save, retried", "update, retried", "raw ADD raising the version"])
+def test_a_view_every_version_check_sees_passes(add_view):
+    report = check_add_view(add_view)
+    assert report.passed, report.message
+
+
+def test_a_raw_add_that_does_not_raise_the_version_is_caught_losing_the_view_to_the_renames_save():
+    report = check_add_view(raw_add(bump_version=False))
+    assert report.message == lost_view("UpdateItem")
+    assert report.schedule == ("bob", "alice", "bob")
+
+
+def test_an_update_of_a_model_never_read_is_caught_moving_the_version_back():
+    def add_view(post_model, post_id):
+        post_model(post_id).update(actions=[post_model.views.add(1)], add_version_condition=False)
+    assert check_add_view(add_view).message == lost_view("UpdateItem")
+
+
+@pytest.mark.parametrize("write, sent", [(save_a_view, "PutItem"), (update_the_views, "UpdateItem")])
+def test_a_version_checked_write_that_is_not_retried_is_caught_raising_when_the_rename_saved_first(write, sent):
+    report = check_add_view(lambda post_model, post_id: write(post_model, post_model.get(post_id, consistent_read=True)))
+    assert report.message.startswith(f"alice: GetItem -> bob: GetItem -> bob: PutItem -> alice: {sent}: a call raised ")
+    assert "(ConditionalCheckFailedException)" in report.message and "on request (" not in report.message
+    assert report.message.endswith("add_view must count its view (read again when the version moved) (in 1 of the 4 "
+                                   "distinct orders in which alice and bob's requests can reach DynamoDB, every read "
+                                   "strongly consistent)")
+
+
+def test_the_notebooks_starting_add_view_is_caught_and_its_solution_passes():
+    add_view, add_view_solution = notebook_functions(NOTEBOOK, "add_view", "add_view_solution")
+    assert check_add_view(add_view).schedule == ("alice", "bob", "bob", "alice")
+    solved = check_add_view(add_view_solution)
+    assert solved.passed, solved.message
+    assert solved.message == ("held in 6 runs of up to 10 concurrent calls (34 calls in all), and in all 4 distinct "
+                              "orders of the exhaustive stage, every read strongly consistent")

@@ -9,6 +9,7 @@ from aws_lambda_powertools.utilities.idempotency import (DynamoDBPersistenceLaye
                                                          idempotent_function)
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute, VersionAttribute
+from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.models import Model
 
 from helpers.backend import DUMMY_CREDENTIALS
@@ -209,3 +210,50 @@ def test_deliveries_past_the_invocations_remaining_time_charge_twice_in_4_of_6_o
     assert (len(orders), counts.count(2)) == (6, 4)
     overtaken = [order.steps for order, charged in zip(orders.itertuples(), counts) if charged == 2]
     assert ("alice: PutItem", "bob: PutItem", "alice: UpdateItem", "bob: UpdateItem") in overtaken
+
+
+def test_pynamodbs_update_and_a_version_check_in_every_writer_each_keep_the_add_in_every_order(lab, table):
+    counter = pynamodb_counter(lab)
+
+    def reset():
+        table.delete_item(Key={"id": "post"})
+        counter("post").save()
+
+    def both_counted(_):
+        item = table.get_item(Key={"id": "post"}, ConsistentRead=True)["Item"]
+        return (item["views"], item["likes"]) == (1, 1)
+
+    def view_by_update():
+        post = counter.get("post", consistent_read=True)
+        post.update(actions=[counter.views.add(1)])  # ADD views 1, version 1, under the version it read
+
+    def like():
+        table.update_item(Key={"id": "post"}, UpdateExpression="ADD likes :one", ExpressionAttributeValues={":one": 1})
+
+    def retried(change):
+        def run():
+            for _ in range(10):
+                post = counter.get("post", consistent_read=True)
+                try:
+                    return change(post)
+                except (PutError, UpdateError) as refused:
+                    if refused.cause_response_code != "ConditionalCheckFailedException":
+                        raise
+            raise RuntimeError("still refused")
+        return run
+
+    def view_by_save(post):
+        post.views += 1
+        post.save()
+
+    by_update = explore({"alice": view_by_update, "bob": like}, reset, both_counted, consistency="strong")
+    assert (len(by_update), int((~by_update["ok"]).sum())) == (3, 0)
+    checked = explore({"alice": retried(view_by_save),
+                       "bob": retried(lambda post: post.update(actions=[counter.likes.add(1)]))},
+                      reset, both_counted, consistency="strong")
+    assert (len(checked), int((~checked["ok"]).sum())) == (4, 0)
+    refused = [order.steps for order in checked.itertuples() if "ConditionalCheckFailedException" in order.answers]
+    assert refused == [("alice: GetItem", "bob: GetItem", "alice: PutItem", "bob: UpdateItem", "bob: GetItem",
+                        "bob: UpdateItem"),
+                       ("alice: GetItem", "bob: GetItem", "bob: UpdateItem", "alice: PutItem", "alice: GetItem",
+                        "alice: PutItem")], "when both read first, the second write is refused and read again"

@@ -1,5 +1,6 @@
 """Checkers for notebook 36 (the libraries you run): Powertools' idempotency claim, PynamoDB's version check."""
 import functools
+import re
 import threading
 import warnings
 
@@ -7,6 +8,9 @@ import boto3
 from aws_lambda_powertools.utilities.idempotency import (DynamoDBPersistenceLayer, IdempotencyConfig,
                                                          idempotent_function)
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
+from pynamodb.attributes import NumberAttribute, UnicodeAttribute, VersionAttribute
+from pynamodb.exceptions import PutError
+from pynamodb.models import Model
 
 from ..backend import DUMMY_CREDENTIALS, connect
 from ..tables import fresh_table
@@ -19,6 +23,8 @@ NO_CONTEXT = "Couldn't determine the remaining time left"  # Powertools' warning
 SIZES = (2, 5, 10)
 TRIES = 2
 ANSWER = {"order": "o-1", "charge": "ch_1"}
+POST = "p-1"
+RENAME_ATTEMPTS = 25
 
 
 class Card:
@@ -129,3 +135,84 @@ def check_put_record(put_record):
         return attack("put_record", deliver, lambda: Delivery(put_record, lab),
                       lambda delivery, n: [(delivery,)] * n, delivery_problem, sizes=SIZES, tries=TRIES,
                       faults=("lost_response",) if lab.kind == "embedded" else (), probe=abandoned_claims)
+
+
+@functools.cache
+def post_model(endpoint):
+    """Notebook 36's PynamoDB model of a post, with a VersionAttribute, on the lab's server at `endpoint`."""
+    class Post(Model):
+        class Meta:
+            table_name = TABLE
+            host = endpoint
+            region = DUMMY_CREDENTIALS["region_name"]
+            aws_access_key_id = DUMMY_CREDENTIALS["aws_access_key_id"]
+            aws_secret_access_key = DUMMY_CREDENTIALS["aws_secret_access_key"]
+
+        id = UnicodeAttribute(hash_key=True)
+        title = UnicodeAttribute(default="Hello")
+        views = NumberAttribute(default=0)
+        likes = NumberAttribute(default=0)
+        version = VersionAttribute()
+    return Post
+
+
+def rename(post_model, title):
+    """The other writer, written correctly with PynamoDB: read the post, set its title, save it if the version held
+    (PynamoDB's save is a PutItem conditioned on the version it read), reading again when it did not."""
+    for _ in range(RENAME_ATTEMPTS):
+        post = post_model.get(POST, consistent_read=True)
+        post.title = title
+        try:
+            post.save()
+            return True
+        except PutError as error:
+            if error.cause_response_code != "ConditionalCheckFailedException":
+                raise
+    raise RuntimeError(f"rename gave up after {RENAME_ATTEMPTS} refused saves")
+
+
+def check_add_view(add_view):
+    """Attack add_view(Post, post_id) beside a PynamoDB rename that checks the version: one of each in every order,
+    then views and renames at once. Every view counts, every rename's title stands until the next, nothing raises."""
+    if not callable(add_view):
+        raise TypeError(f"Pass your function itself (e.g. add_view), not {add_view!r}.")
+    lab = connect(quiet=True)
+    post_model_ = post_model(lab.endpoint)
+
+    def fresh_post():
+        """The exercise table holding one post, p-1: 'Hello', 0 views, 0 likes, version 1 (saved by PynamoDB)."""
+        table = fresh_table(TABLE)
+        post_model_(POST).save()
+        return table
+
+    def client(action, *args):
+        """One call of this scenario: the learner's add_view or the checker's rename."""
+        return action(*args)
+
+    def calls(table, n):
+        """n calls alternating add_view and rename (to 'Title 1', 'Title 3', ...)."""
+        return [(add_view, post_model_, POST) if i % 2 == 0 else (rename, post_model_, f"Title {i}") for i in range(n)]
+
+    def invariant(table, log):
+        errors = log["error"].dropna()
+        if len(errors):
+            raised = re.sub(r" on request \([^)]*\)", "", errors.iloc[0])  # PynamoDB's words name the request's id
+            return f"a call raised {raised}; add_view must count its view (read again when the version moved)"
+        post = table.get_item(Key={"id": POST}, ConsistentRead=True)["Item"]
+        views = sum(args[0] is add_view for args in log["args"])
+        titles = [args[-1] for args in log["args"] if args[0] is rename]
+        if post["views"] != views:
+            calls = "call" if views == 1 else "calls"
+            return (f"the post has {post['views']} views after {views} add_view {calls}: a rename put back a copy read "
+                    "before a view was added, and its version check passed, because the view did not raise the version")
+        if titles and post["title"] not in titles:
+            return f"the title is {post['title']!r}, not the one a rename saved: a view put back an older copy"
+        return None
+
+    def one_of_each(table):
+        """alice adds a view while bob renames the post to 'Hello, world'."""
+        return [(add_view, post_model_, POST), (rename, post_model_, "Hello, world")]
+
+    with tracing(False):
+        return attack("add_view", client, fresh_post, calls, invariant, sizes=SIZES, tries=TRIES, orders_of=one_of_each,
+                      consistency="strong")
