@@ -2,6 +2,7 @@
 client function's thread is that client's step, whichever botocore client sends it. Real libraries, real requests to
 the lab server."""
 import threading
+from datetime import timedelta
 
 import boto3
 import pytest
@@ -11,11 +12,12 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAl
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute, VersionAttribute
 from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.models import Model
+from python_dynamodb_lock.python_dynamodb_lock import DynamoDBLockClient
 
 from helpers.backend import DUMMY_CREDENTIALS
 from helpers.clients import ElsewhereError
 from helpers.explore import ExplorationError, explore, replay
-from helpers.tables import recreate_table
+from helpers.tables import fresh_table, recreate_table
 
 TABLE = "p36-libraries"
 KEY_SCHEMA = {"KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
@@ -257,3 +259,43 @@ def test_pynamodbs_update_and_a_version_check_in_every_writer_each_keep_the_add_
                         "bob: UpdateItem"),
                        ("alice: GetItem", "bob: GetItem", "bob: UpdateItem", "alice: PutItem", "alice: GetItem",
                         "alice: PutItem")], "when both read first, the second write is refused and read again"
+
+
+def test_a_lock_clients_holder_paused_past_its_lease_writes_after_the_takeover_unless_the_write_checks_the_lock(lab):
+    locks = fresh_table("p36-locks")
+    lock_item, report = {"lock_key": "invoice-run", "sort_key": "-"}, {"lock_key": "REPORT#invoice-run", "sort_key": "-"}
+
+    def lock_client(owner, lease):
+        return DynamoDBLockClient(lab.resource, table_name=locks.name, owner_name=owner, lease_duration=lease,
+                                  heartbeat_period=timedelta(hours=1), safe_period=timedelta(hours=1))
+
+    alice_locks, bob_locks, held = lock_client("alice", timedelta(0)), lock_client("bob", timedelta(seconds=10)), {}
+
+    def reset():
+        fresh_table(locks.name)
+        held["alice"] = alice_locks.acquire_lock("invoice-run")
+
+    def alice_wakes():
+        locks.put_item(Item={**report, "text": "stale by alice"})
+
+    def alice_wakes_fenced():
+        locks.meta.client.transact_write_items(TransactItems=[
+            {"ConditionCheck": {"TableName": locks.name, "Key": lock_item,
+                                "ConditionExpression": "record_version_number = :mine",
+                                "ExpressionAttributeValues": {":mine": held["alice"].record_version_number}}},
+            {"Put": {"TableName": locks.name, "Item": {**report, "text": "stale by alice"}}}])
+
+    def bob_takes_over():
+        bob_locks.acquire_lock("invoice-run", retry_period=timedelta(milliseconds=10))
+        locks.put_item(Item={**report, "text": "final by bob"})
+
+    def bobs_report_stands(_):
+        return locks.get_item(Key=report, ConsistentRead=True)["Item"]["text"] == "final by bob"
+
+    stale = explore({"alice": alice_wakes, "bob": bob_takes_over}, reset, bobs_report_stands, consistency="strong")
+    assert (len(stale), int((~stale["ok"]).sum())) == (2, 1)
+    assert stale[~stale["ok"]]["steps"].iloc[0][-1] == "alice: PutItem", "the stale write lands after the takeover"
+    fenced = explore({"alice": alice_wakes_fenced, "bob": bob_takes_over}, reset, bobs_report_stands,
+                     consistency="strong")
+    assert (len(fenced), int((~fenced["ok"]).sum())) == (5, 0)
+    assert sum(results["alice"] is not None for results in fenced["results"]) == 2, "refused after the takeover"
