@@ -1,0 +1,199 @@
+"""The notebook 36 checkers pass correct solutions and catch the broken ones learners write, naming the failing order."""
+import time
+import uuid
+
+import pytest
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyItemAlreadyExistsError
+from aws_lambda_powertools.utilities.idempotency.persistence.dynamodb import DynamoDBPersistenceLayer
+from botocore.exceptions import ClientError
+from pynamodb.exceptions import PutError, UpdateError
+
+from helpers.checks.p36 import TABLE, check_add_view, check_put_record
+from support import notebook_functions
+
+NOTEBOOK = "36-libraries.ipynb"
+CLAIMABLE = ("attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress"
+             " AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_ms)")
+NEW_ONLY = "attribute_not_exists(#id)"
+SHARED_MARK = uuid.uuid4().hex
+LOST_CLAIM = ("alice: PutItem (response lost, the SDK retries) -> alice: PutItem -> bob: PutItem: the order was never "
+              "charged and every delivery was told 'already in progress': the SDK resent a claim whose response was "
+              "lost, and the claim took its own record for another delivery's (in 4 of the 20 distinct orders in "
+              "which alice and bob's requests can reach DynamoDB, every read strongly consistent)")
+
+
+@pytest.fixture(autouse=True)
+def embedded(lab):
+    """The checker's library client carries the lab's dummy credentials, for the embedded server."""
+    if lab.kind != "embedded":
+        pytest.skip("notebook 36 runs on the lab server only: its faults are the lab server's")
+
+
+def claim_with(mark=None, condition=CLAIMABLE, any_refusal_is_mine=False):
+    """A put_record: the claim with `mark` ("attempt": a new one per call; "shared": one for every call; None: no
+    mark) under `condition` (None: unconditional); a refused claim whose record holds the mark is this attempt's own
+    (or every refused claim, with `any_refusal_is_mine`)."""
+    def put_record(layer, record):
+        token = {"attempt": uuid.uuid4().hex, "shared": SHARED_MARK, None: None}[mark]
+        item = {**layer._get_key(record.idempotency_key), layer.expiry_attr: {"N": str(record.expiry_timestamp)},
+                layer.status_attr: {"S": record.status}, **({"attempt": {"S": token}} if token else {})}
+        if record.in_progress_expiry_timestamp is not None:
+            item[layer.in_progress_expiry_attr] = {"N": str(record.in_progress_expiry_timestamp)}
+        now = time.time()
+        names = {"#id": layer.key_attr, "#expiry": layer.expiry_attr, "#status": layer.status_attr,
+                 "#in_progress_expiry": layer.in_progress_expiry_attr}
+        values = {":now": {"N": str(int(now))}, ":now_ms": {"N": str(int(now * 1000))},
+                  ":inprogress": {"S": "INPROGRESS"}}
+        used = {name: value for name, value in names.items() if condition and name in condition}
+        conditioned = {"ConditionExpression": condition, "ExpressionAttributeNames": used,
+                       **({"ExpressionAttributeValues": {k: v for k, v in values.items() if k in condition}}
+                          if any(k in condition for k in values) else {})} if condition else {}
+        try:
+            layer.client.put_item(TableName=layer.table_name, Item=item, ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                                  **conditioned)
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            met = error.response["Item"]
+            if any_refusal_is_mine or (token and met.get("attempt") == {"S": token}):
+                return
+            raise IdempotencyItemAlreadyExistsError(old_data_record=layer._item_to_data_record(met))
+    return put_record
+
+
+def test_a_claim_that_knows_its_own_attempt_passes_lost_responses_included():
+    report = check_put_record(claim_with("attempt"))
+    assert report.passed, report.message
+    assert report.message.endswith("and in all 4 distinct orders of the exhaustive stage, and in all 22 distinct "
+                                   "orders with lost responses, every read strongly consistent")
+
+
+@pytest.mark.parametrize("put_record", [DynamoDBPersistenceLayer._put_record, claim_with()],
+                         ids=["powertools' own claim", "the same claim written out"])
+def test_powertools_claim_is_caught_refusing_its_own_delivery_when_the_claims_response_is_lost(put_record):
+    report = check_put_record(put_record)
+    assert not report.passed
+    assert report.message == LOST_CLAIM
+    assert report.schedule == ("alice!lost", "alice", "bob")
+
+
+def test_one_mark_for_every_attempt_is_caught_charging_twice():
+    report = check_put_record(claim_with("shared"))
+    assert not report.passed
+    assert report.message == ("alice: PutItem -> alice: UpdateItem -> bob: PutItem -> bob: UpdateItem: the order was "
+                              "charged 2 times (in 6 of the 6 distinct orders in which alice and bob's requests can "
+                              "reach DynamoDB)"), "a delivery after the first completed takes its record for its own"
+
+
+@pytest.mark.parametrize("broken", [claim_with("attempt", condition=None), claim_with(any_refusal_is_mine=True)],
+                         ids=["no condition: the mark alone", "every refusal taken for its own"])
+def test_a_claim_that_lets_a_second_delivery_in_is_caught_charging_twice(broken):
+    report = check_put_record(broken)
+    assert not report.passed
+    assert report.message == ("alice: PutItem -> alice: UpdateItem -> bob: PutItem -> bob: UpdateItem: the order was "
+                              "charged 2 times (in 6 of the 6 distinct orders in which alice and bob's requests can "
+                              "reach DynamoDB)"), "even a delivery after the first completed claims the order again"
+
+
+def test_a_claim_that_forgets_the_expiries_is_caught_refusing_an_expired_record():
+    report = check_put_record(claim_with("attempt", condition=NEW_ONLY))
+    assert not report.passed
+    assert report.message == ("a delivery that met a COMPLETED record whose expiration has passed raised "
+                              "IdempotencyInconsistentStateError: save_inprogress and get_record return inconsistent "
+                              "results. (it must take the record over) (one call at a time)")
+
+
+def test_the_notebooks_starting_claim_is_caught_and_its_solution_passes():
+    put_record, put_record_solution = notebook_functions(NOTEBOOK, "put_record", "put_record_solution")
+    caught, solved = check_put_record(put_record), check_put_record(put_record_solution)
+    assert caught.message == LOST_CLAIM
+    assert solved.passed, solved.message
+
+
+def test_passing_something_else_than_a_function_says_what_to_pass():
+    with pytest.raises(TypeError, match="Pass your function itself"):
+        check_put_record("put_record")
+    with pytest.raises(TypeError, match="Pass your function itself"):
+        check_add_view("add_view")
+
+
+def retrying(write, attempts=10):
+    """add_view that reads the post and writes it with `write(post)`, reading again when the version check refused."""
+    def add_view(post_model, post_id):
+        for _ in range(attempts):
+            post = post_model.get(post_id, consistent_read=True)
+            try:
+                return write(post_model, post)
+            except (PutError, UpdateError) as refused:
+                if refused.cause_response_code != "ConditionalCheckFailedException":
+                    raise
+        raise RuntimeError("still refused")
+    return add_view
+
+
+def save_a_view(post_model, post):
+    """Count the view and save the whole post: PynamoDB's PutItem, conditioned on the version read."""
+    post.views += 1
+    post.save()
+
+
+def update_the_views(post_model, post):
+    """ADD views 1 (and version 1) under the version read: PynamoDB's UpdateItem."""
+    post.update(actions=[post_model.views.add(1)])
+
+
+def raw_add(bump_version):
+    """add_view as one raw ADD on the table, raising the version too when `bump_version`."""
+    def add_view(post_model, post_id):
+        from helpers.backend import connect
+        update = "ADD #v :one, version :one" if bump_version else "ADD #v :one"
+        connect(quiet=True).table(TABLE).update_item(Key={"id": post_id}, UpdateExpression=update,
+                                                     ExpressionAttributeNames={"#v": "views"},
+                                                     ExpressionAttributeValues={":one": 1})
+    return add_view
+
+
+def lost_view(writes, of=3):
+    """The report of an add_view whose one write (`writes`: its steps) lands between the rename's read and save."""
+    return (f"bob: GetItem -> alice: {writes} -> bob: PutItem: the post has 0 views after 1 add_view call: a rename put "
+            "back a copy read before a view was added, and its version check passed, because the view did not raise "
+            f"the version (in 1 of the {of} distinct orders in which alice and bob's requests can reach DynamoDB, "
+            "every read strongly consistent)")
+
+
+@pytest.mark.parametrize("add_view", [retrying(save_a_view), retrying(update_the_views), raw_add(bump_version=True)],
+                         ids=["save, retried", "update, retried", "raw ADD raising the version"])
+def test_a_view_every_version_check_sees_passes(add_view):
+    report = check_add_view(add_view)
+    assert report.passed, report.message
+
+
+def test_a_raw_add_that_does_not_raise_the_version_is_caught_losing_the_view_to_the_renames_save():
+    report = check_add_view(raw_add(bump_version=False))
+    assert report.message == lost_view("UpdateItem")
+    assert report.schedule == ("bob", "alice", "bob")
+
+
+def test_an_update_of_a_model_never_read_is_caught_moving_the_version_back():
+    def add_view(post_model, post_id):
+        post_model(post_id).update(actions=[post_model.views.add(1)], add_version_condition=False)
+    assert check_add_view(add_view).message == lost_view("UpdateItem")
+
+
+@pytest.mark.parametrize("write, sent", [(save_a_view, "PutItem"), (update_the_views, "UpdateItem")])
+def test_a_version_checked_write_that_is_not_retried_is_caught_raising_when_the_rename_saved_first(write, sent):
+    report = check_add_view(lambda post_model, post_id: write(post_model, post_model.get(post_id, consistent_read=True)))
+    assert report.message.startswith(f"alice: GetItem -> bob: GetItem -> bob: PutItem -> alice: {sent}: a call raised ")
+    assert "(ConditionalCheckFailedException)" in report.message and "on request (" not in report.message
+    assert report.message.endswith("add_view must count its view (read again when the version moved) (in 1 of the 4 "
+                                   "distinct orders in which alice and bob's requests can reach DynamoDB, every read "
+                                   "strongly consistent)")
+
+
+def test_the_notebooks_starting_add_view_is_caught_and_its_solution_passes():
+    add_view, add_view_solution = notebook_functions(NOTEBOOK, "add_view", "add_view_solution")
+    assert check_add_view(add_view).schedule == ("alice", "bob", "bob", "alice")
+    solved = check_add_view(add_view_solution)
+    assert solved.passed, solved.message
+    assert solved.message == ("held in 6 runs of up to 10 concurrent calls (34 calls in all), and in all 4 distinct "
+                              "orders of the exhaustive stage, every read strongly consistent")
