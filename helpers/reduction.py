@@ -10,9 +10,11 @@ with a write, a transaction or a TransactGetItems naming any of them, whose answ
 transaction is still ongoing (a plain read's does not). A write that was refused or cancelled changed nothing: it
 commutes as a read of its items would. A write naming an item of a transaction still ongoing meets
 TransactionConflict whatever its items hold: it commutes with every move but one that ends that transaction or
-begins another on its items (an item made visible before the last one changes a value it never reads). Moves of one client follow each other, except the items of one of its
-transactions made visible, or of one of its BatchGetItems read, which are moves of their own and commute with each
-other.
+begins another on its items (an item made visible before the last one changes a value it never reads). Moves of one
+client follow each other, except the items of one of its transactions made visible, or of one of its BatchGetItems
+read, which are moves of their own and commute with each other. Which item is the last is a property of the order,
+not of the move, so a write refused before the last item may still be run once for each item that comes last (26's
+two sign-ups with a sentinel: 3 behaviours cancelled in flight, where one per sign-up first would be 2).
 
 Orders that differ only by swapping neighbouring moves that commute (one Mazurkiewicz trace) are one behaviour: a
 learner cannot tell them apart by any answer, any result or the final state. The explorer runs one of each, by
