@@ -579,11 +579,19 @@ class Run:
         if item is not None:
             return Footprint(name, frozenset([self.keys.named(held.operation, held.body)[item]]), False, stale)
         items = frozenset(self.keys.named(held.operation, held.body))
+        blind = held.operation not in READS and bool(items & self.locked())
         if held.operation == "TransactGetItems":
-            return Footprint(name, items, False, meets_transactions=True)
+            return Footprint(name, items, False, meets_transactions=True, blind=blind)
         if held.operation in READS:
             return Footprint(name, items, False, stale or (self.modelled and "IndexName" in held.body))
-        return Footprint(name, items, True, fault=place if kind == "!" else "", meets_transactions=True)
+        return Footprint(name, items, not blind, fault=place if kind == "!" else "", meets_transactions=True,
+                         blind=blind, locks=not blind and self.modelled and held.operation == "TransactWriteItems")
+
+    def locked(self):
+        """The items of every transaction still ongoing (a request naming one meets TransactionConflict)."""
+        return {item for held in self.held.values() if isinstance(held, Reveal)
+                and held.request.operation == "TransactWriteItems"
+                for item in self.keys.written(held.request.operation, held.request.body)}
 
     def stop(self):
         """Release every thread (each held request raises Stopped) and wait up to a second for them."""

@@ -8,9 +8,13 @@ the same fault of an order (its one lost response, its one crash) do not either.
 visible may end the transaction (when it is the last), which frees all of its items: such a move does not commute
 with a write, a transaction or a TransactGetItems naming any of them, whose answer depends on whether the
 transaction is still ongoing (a plain read's does not). A write that was refused or cancelled changed nothing: it
-commutes as a read of its items would. Moves of one client follow each other, except the items of one of its
-transactions made visible, or of one of its BatchGetItems read, which are moves of their own and commute with each
-other.
+commutes as a read of its items would. A write naming an item of a transaction still ongoing meets
+TransactionConflict whatever its items hold: it commutes with every move but one that ends that transaction or
+begins another on its items (an item made visible before the last one changes a value it never reads). Moves of one
+client follow each other, except the items of one of its transactions made visible, or of one of its BatchGetItems
+read, which are moves of their own and commute with each other. Which item is the last is a property of the order,
+not of the move, so a write refused before the last item may still be run once for each item that comes last (26's
+two sign-ups with a sentinel: 3 behaviours cancelled in flight, where one per sign-up first would be 2).
 
 Orders that differ only by swapping neighbouring moves that commute (one Mazurkiewicz trace) are one behaviour: a
 learner cannot tell them apart by any answer, any result or the final state. The explorer runs one of each, by
@@ -30,7 +34,9 @@ EVERYTHING = ("*", "*")
 class Footprint:
     """What a move touches: its client, the items (table, key) it reads or writes, whether it writes them, whether it
     moves a copy (a stale or index read), the fault it spends, if any, the items whose transaction it may end
-    (`frees`), and whether its answer depends on an ongoing transaction (`meets_transactions`)."""
+    (`frees`), whether its answer depends on an ongoing transaction (`meets_transactions`), whether it meets one
+    already (`blind`: it is refused with TransactionConflict whatever its items hold, and changes nothing), and
+    whether it may begin one (`locks`: a TransactWriteItems that does not meet one)."""
 
     client: str
     items: frozenset
@@ -39,6 +45,8 @@ class Footprint:
     fault: str = ""
     frees: frozenset = frozenset()
     meets_transactions: bool = False
+    blind: bool = False
+    locks: bool = False
 
 
 def commute(first, second):
@@ -49,6 +57,8 @@ def commute(first, second):
         return False
     if not any(overlap(one, other) for one in first.items for other in second.items):
         return True
+    if first.blind or second.blind:
+        return not (first.locks or second.locks)
     return not (first.writes or second.writes or (first.moves_copy and second.moves_copy))
 
 

@@ -47,7 +47,7 @@ FIRST_FAILING_ORDER = {  # checker: what its exhaustive stage reports about the 
                           f"{TWO}",
 }
 ORDERS_OF_SOLUTIONS = {check_book_seat: 4, check_book_seat_retry: 18, check_signup: 2, check_reserve: 2,
-                       check_add_tag: 4, check_withdraw: 2, check_withdraw_once: 32, check_withdraw_today: 2}
+                       check_add_tag: 4, check_withdraw: 2, check_withdraw_once: 11, check_withdraw_today: 2}
 FAULTS_INCLUDED = {check_withdraw_once: ", and in all 24 distinct orders with lost responses and crashes, every read "
                                          "strongly consistent"}
 
