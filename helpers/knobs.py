@@ -32,10 +32,15 @@ from . import labhttp
 from .trace import TRACER
 
 PATH = "/lab/knobs"
+ANSWER_WITHIN = 30  # seconds, as the lab's DynamoDB client waits (helpers.backend.CLIENT_CONFIG)
 
 
 class KnobsUnavailable(RuntimeError):
     """The backend has no teaching knobs (DynamoDB Local, real DynamoDB)."""
+
+
+class ServerSilent(RuntimeError):
+    """The kernel's own lab server gave no answer to a control request."""
 
 
 def set_knobs(lab, quiet=False, **values):
@@ -144,9 +149,11 @@ def call(lab, method, values=None, path=PATH):
     data = None if values is None else json.dumps(values).encode()
     try:
         status, body = labhttp.request(lab.endpoint.rstrip("/") + path, method, data,
-                                       {"Content-Type": "application/json"})
+                                       {"Content-Type": "application/json"}, timeout=ANSWER_WITHIN)
         reply = parsed(body) if status >= 400 else json.loads(body)
-    except (OSError, http.client.HTTPException, ValueError):
+    except (OSError, http.client.HTTPException, ValueError) as error:
+        if lab.kind == "embedded":
+            raise ServerSilent(silent(lab, path, error)) from None
         raise KnobsUnavailable(unavailable(lab)) from None
     if status >= 400:
         if "knobs" in reply:
@@ -164,6 +171,13 @@ def parsed(body):
     except ValueError:
         return {}
     return reply if isinstance(reply, dict) else {}
+
+
+def silent(lab, path, error):
+    """What to do when the kernel's own lab server gave no answer to a control request."""
+    return (f"The lab server at {lab.endpoint} gave no answer to {path} within {ANSWER_WITHIN} s ({error!r}). If it "
+            "stopped, the next DynamoDB request starts a fresh one and says so; if the machine is busy, run the cell "
+            "again.")
 
 
 def unavailable(lab):

@@ -1,5 +1,6 @@
 """The lab server's teaching knobs do what a notebook promises, and nothing while they are off."""
 import json
+import socket
 import threading
 import time
 import urllib.error
@@ -11,7 +12,7 @@ import pytest
 from boto3.dynamodb.conditions import Key
 
 from helpers import Lab, fresh_table
-from helpers.knobs import KnobsUnavailable, get_knobs, knobs, reset_knobs, set_knobs
+from helpers.knobs import KnobsUnavailable, ServerSilent, get_knobs, knobs, reset_knobs, set_knobs
 
 TABLE = "p28-gsi-consistency"
 USER = {"PK": "USER#1", "SK": "PROFILE"}
@@ -211,3 +212,11 @@ def test_a_post_that_is_not_a_json_object_is_refused_with_an_example(standalone_
         urllib.request.urlopen(request, timeout=5)
     assert refused.value.code == 400
     assert json.load(refused.value)["message"] == 'POST /lab/knobs takes a JSON object, e.g. {"gsi_lag": 0.5}'
+
+
+def test_a_silent_lab_server_is_named_as_such_not_as_dynamodb_local():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"  # nothing listens there once the probe closes
+    with pytest.raises(ServerSilent, match=f"The lab server at {endpoint} gave no answer to /lab/knobs"):
+        set_knobs(Lab("embedded", endpoint, None, None), quiet=True, latency=0.1)
