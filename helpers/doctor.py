@@ -23,6 +23,7 @@ MARKS = {"ok": "[ok]", "fail": "[X]", "warn": "[!]"}
 # 260-280 MB after all of it.
 NOTEBOOK_MEMORY_MB = 270
 MINIMUM_OPEN_NOTEBOOKS = 3
+LIBRARIES = ("aws-lambda-powertools", "pynamodb", "python-dynamodb-lock")  # what notebook 36 explores
 SHUT_DOWN_KERNELS = ("shut down a notebook's kernel when you are done with it: File → Shut Down Kernel, or the "
                      "Running Terminals and Kernels panel in the left sidebar")
 
@@ -110,6 +111,15 @@ def check_packages(pins=None):
     if not problems:
         return Check("ok", f"{len(pins)} pinned packages import at their pinned versions")
     return Check("fail", "pinned packages: " + "; ".join(problems), f"reinstall them: `{REINSTALL}`")
+
+
+def check_libraries(pins=None):
+    """The libraries notebook 36 explores import at their pinned versions, named with them."""
+    pins = pinned_requirements() if pins is None else pins
+    problems = [problem for name in LIBRARIES if (problem := package_problem(name, pins.get(name, "(not pinned)")))]
+    if problems:
+        return Check("fail", "notebook 36's libraries: " + "; ".join(problems), f"reinstall them: `{REINSTALL}`")
+    return Check("ok", "notebook 36's libraries: " + ", ".join(f"{name} {pins[name]}" for name in LIBRARIES))
 
 
 def check_loopback_port():
@@ -209,8 +219,8 @@ def check_chromium(names=("chromium", "chromium-browser")):
                  "optional: `sudo apt-get install chromium` (Debian/Ubuntu)")
 
 
-CHECKS = (check_python, check_venv, check_disk, check_memory, check_packages, check_loopback_port, check_server,
-          check_race, check_jupyterlab, check_chromium)
+CHECKS = (check_python, check_venv, check_disk, check_memory, check_packages, check_libraries, check_loopback_port,
+          check_server, check_race, check_jupyterlab, check_chromium)
 
 
 def lab_version():

@@ -6,7 +6,8 @@ import pytest
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyItemAlreadyExistsError
 from aws_lambda_powertools.utilities.idempotency.persistence.dynamodb import DynamoDBPersistenceLayer
 from botocore.exceptions import ClientError
-from pynamodb.exceptions import PutError, UpdateError
+from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
+from pynamodb.transactions import TransactWrite
 
 from helpers.checks.p36 import TABLE, check_add_view, check_put_record
 from support import notebook_functions
@@ -117,55 +118,95 @@ def test_passing_something_else_than_a_function_says_what_to_pass():
         check_add_view("add_view")
 
 
-def retrying(write, attempts=10):
-    """add_view that reads the post and writes it with `write(post)`, reading again when the version check refused."""
-    def add_view(post_model, post_id):
+def retrying(write, attempts=10, refusals=(PutError, UpdateError), refused="ConditionalCheckFailedException"):
+    """add_view that reads the post and writes it with `write(post_model, post, connection)`, reading again when the
+    write was refused (`refusals` with `refused` as the cause)."""
+    def add_view(post_model, post_id, connection):
         for _ in range(attempts):
             post = post_model.get(post_id, consistent_read=True)
             try:
-                return write(post_model, post)
-            except (PutError, UpdateError) as refused:
-                if refused.cause_response_code != "ConditionalCheckFailedException":
+                return write(post_model, post, connection)
+            except refusals as error:
+                if error.cause_response_code != refused:
                     raise
         raise RuntimeError("still refused")
     return add_view
 
 
-def save_a_view(post_model, post):
+def save_a_view(post_model, post, connection):
     """Count the view and save the whole post: PynamoDB's PutItem, conditioned on the version read."""
     post.views += 1
     post.save()
 
 
-def update_the_views(post_model, post):
+def update_the_views(post_model, post, connection):
     """ADD views 1 (and version 1) under the version read: PynamoDB's UpdateItem."""
     post.update(actions=[post_model.views.add(1)])
 
 
-def raw_add(bump_version):
-    """add_view as one raw ADD on the table, raising the version too when `bump_version`."""
-    def add_view(post_model, post_id):
+def transact_the_views(post_model, post, connection):
+    """The same update, in a TransactWrite: botocore's ClientRequestToken goes with it, and with its resends."""
+    with TransactWrite(connection=connection) as transaction:
+        transaction.update(post, actions=[post_model.views.add(1)])
+
+
+def transacted(write, attempts=10):
+    """add_view that writes with `write(post_model, post, connection)`, reading again when its transaction was
+    cancelled."""
+    return retrying(write, attempts, (TransactWriteError,), "TransactionCanceledException")
+
+
+def raw_add(bump_version, token=None):
+    """add_view as one raw ADD on the table, raising the version too when `bump_version`; in a transaction when given
+    a `token` ("botocore": botocore's, a new one per call; else that one, for every call)."""
+    def add_view(post_model, post_id, connection):
         from helpers.backend import connect
-        update = "ADD #v :one, version :one" if bump_version else "ADD #v :one"
-        connect(quiet=True).table(TABLE).update_item(Key={"id": post_id}, UpdateExpression=update,
-                                                     ExpressionAttributeNames={"#v": "views"},
-                                                     ExpressionAttributeValues={":one": 1})
+        update = {"Key": {"id": post_id}, "UpdateExpression": "ADD #v :one, version :one" if bump_version else "ADD #v :one",
+                  "ExpressionAttributeNames": {"#v": "views"}, "ExpressionAttributeValues": {":one": 1}}
+        lab = connect(quiet=True)
+        if token is None:
+            return lab.table(TABLE).update_item(**update)
+        lab.client.transact_write_items(TransactItems=[{"Update": {"TableName": TABLE, **update}}],
+                                        **({} if token == "botocore" else {"ClientRequestToken": token}))
     return add_view
 
 
 def lost_view(writes, of=3):
     """The report of an add_view whose one write (`writes`: its steps) lands between the rename's read and save."""
-    return (f"bob: GetItem -> alice: {writes} -> bob: PutItem: the post has 0 views after 1 add_view call: a rename put "
-            "back a copy read before a view was added, and its version check passed, because the view did not raise "
-            f"the version (in 1 of the {of} distinct orders in which alice and bob's requests can reach DynamoDB, "
-            "every read strongly consistent)")
+    return (f"bob: GetItem -> alice: {writes} -> bob: PutItem: the post has 0 views after 1 add_view call: a view was "
+            "lost. A rename put back a copy read before the view was added, and its version check passed because the "
+            "view did not raise the version, or add_view returned without its view written (in 1 of the "
+            f"{of} distinct orders in which alice and bob's requests can reach DynamoDB, every read strongly consistent)")
 
 
-@pytest.mark.parametrize("add_view", [retrying(save_a_view), retrying(update_the_views), raw_add(bump_version=True)],
-                         ids=["save, retried", "update, retried", "raw ADD raising the version"])
-def test_a_view_every_version_check_sees_passes(add_view):
+COUNTED_TWICE = ("the post has 2 views after 1 add_view call: a view was counted twice. Its write was applied and its "
+                 "response lost, and it was written again: by the SDK's resend, or by add_view after the resend was "
+                 "refused by the version its own first copy had raised")
+
+
+@pytest.mark.parametrize("add_view", [transacted(transact_the_views), raw_add(bump_version=True, token="botocore")],
+                         ids=["update in a TransactWrite", "raw ADD raising the version, in a transaction"])
+def test_a_view_every_version_check_sees_and_whose_resend_is_harmless_passes(add_view):
     report = check_add_view(add_view)
     assert report.passed, report.message
+    assert "lost responses included" in report.message
+
+
+@pytest.mark.parametrize("add_view, steps", [
+    (retrying(save_a_view), "alice: GetItem -> alice: PutItem (response lost, the SDK retries) -> alice: PutItem -> "
+                            "alice: GetItem -> alice: PutItem"),
+    (retrying(update_the_views), "alice: GetItem -> alice: UpdateItem (response lost, the SDK retries) -> "
+                                 "alice: UpdateItem -> alice: GetItem -> alice: UpdateItem"),
+    (raw_add(bump_version=True), "alice: UpdateItem (response lost, the SDK retries) -> alice: UpdateItem")],
+    ids=["save, retried", "update, retried", "raw ADD raising the version"])
+def test_a_write_the_version_check_sees_is_caught_counting_twice_when_its_response_is_lost(add_view, steps):
+    report = check_add_view(add_view)
+    assert report.message.startswith(f"{steps} -> bob: GetItem -> bob: PutItem: {COUNTED_TWICE} (in ")
+
+
+def test_one_client_request_token_for_every_view_is_caught_losing_views():
+    report = check_add_view(raw_add(bump_version=True, token=f"views-{uuid.uuid4().hex[:24]}"))
+    assert not report.passed and "a view was lost" in report.message
 
 
 def test_a_raw_add_that_does_not_raise_the_version_is_caught_losing_the_view_to_the_renames_save():
@@ -175,16 +216,18 @@ def test_a_raw_add_that_does_not_raise_the_version_is_caught_losing_the_view_to_
 
 
 def test_an_update_of_a_model_never_read_is_caught_moving_the_version_back():
-    def add_view(post_model, post_id):
+    def add_view(post_model, post_id, connection):
         post_model(post_id).update(actions=[post_model.views.add(1)], add_version_condition=False)
     assert check_add_view(add_view).message == lost_view("UpdateItem")
 
 
-@pytest.mark.parametrize("write, sent", [(save_a_view, "PutItem"), (update_the_views, "UpdateItem")])
+@pytest.mark.parametrize("write, sent", [(save_a_view, "PutItem"), (update_the_views, "UpdateItem"),
+                                         (transact_the_views, "TransactWriteItems")])
 def test_a_version_checked_write_that_is_not_retried_is_caught_raising_when_the_rename_saved_first(write, sent):
-    report = check_add_view(lambda post_model, post_id: write(post_model, post_model.get(post_id, consistent_read=True)))
+    report = check_add_view(lambda post_model, post_id, connection: write(
+        post_model, post_model.get(post_id, consistent_read=True), connection))
     assert report.message.startswith(f"alice: GetItem -> bob: GetItem -> bob: PutItem -> alice: {sent}: a call raised ")
-    assert "(ConditionalCheckFailedException)" in report.message and "on request (" not in report.message
+    assert "on request (" not in report.message
     assert report.message.endswith("add_view must count its view (read again when the version moved) (in 1 of the 4 "
                                    "distinct orders in which alice and bob's requests can reach DynamoDB, every read "
                                    "strongly consistent)")
@@ -195,5 +238,5 @@ def test_the_notebooks_starting_add_view_is_caught_and_its_solution_passes():
     assert check_add_view(add_view).schedule == ("alice", "bob", "bob", "alice")
     solved = check_add_view(add_view_solution)
     assert solved.passed, solved.message
-    assert solved.message == ("held in 6 runs of up to 10 concurrent calls (34 calls in all), and in all 4 distinct "
-                              "orders of the exhaustive stage, every read strongly consistent")
+    assert solved.message == ("held in 6 runs of up to 10 concurrent calls (34 calls in all), and in all 35 distinct "
+                              "orders of the exhaustive stage, lost responses included, every read strongly consistent")

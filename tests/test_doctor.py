@@ -16,6 +16,8 @@ def test_the_doctor_passes_here_with_one_marked_line_per_check_and_a_line_for_th
     assert len(checks) == len(doctor.CHECKS) and all(LINE.match(line) for line in checks), result.stdout
     assert not [line for line in checks if line.startswith("[X]")]
     assert any("read-then-put lost" in line and "ADD lost none" in line for line in checks)
+    assert ("[ok] notebook 36's libraries: aws-lambda-powertools 3.37.0, pynamodb 6.1.0, python-dynamodb-lock 0.9.1"
+            in checks)
     assert re.fullmatch(r"ready: Python 3\.\d+\.\d+, lab \S+, JupyterLab \S+, race OK", lines[-1])
 
 
@@ -29,6 +31,13 @@ def test_a_package_at_the_wrong_version_is_a_cross_naming_both_versions_and_the_
     line = str(doctor.check_packages({"boto3": "0.0.1", "not-a-lab-package": "1.0"}))
     assert line.startswith("[X]")
     assert "boto3 is " in line and "pinned 0.0.1" in line and "not-a-lab-package is not installed" in line
+    assert doctor.REINSTALL in line
+
+
+def test_a_library_of_notebook_36_at_another_version_is_a_cross_naming_it_and_the_reinstall():
+    line = str(doctor.check_libraries({"aws-lambda-powertools": "3.37.0", "pynamodb": "5.0.0",
+                                       "python-dynamodb-lock": "0.9.1"}))
+    assert line.startswith("[X] notebook 36's libraries: pynamodb is 6.1.0, pinned 5.0.0")
     assert doctor.REINSTALL in line
 
 
