@@ -46,6 +46,11 @@ each item of a transaction becomes visible. A step (a "move", as a schedule name
   process dies: the rest of her function never runs, and her result is a Crashed). Each fault happens at most
   once per order; a crash after a read leaves the state a crash after the request before it leaves, so it is
   offered after writes only.
+Time between steps is the explorer's: while a client runs from one of its steps to the next, nothing happens but the
+moves the explorer makes, so on a client's thread `time.sleep` returns at once (a learner's backoff, botocore's delay
+before it resends a request), and a wait changes no order, only the time an exploration takes. Code that waits for the
+clock itself to pass (a lease taken over once it has run out) is explored with its `now` passed in, as 29's is.
+
 consistency="dynamodb", the default, makes those choices. consistency="strong" asks for less: every read answered
 as if strongly consistent and each transaction applied at once, so only the orders of the requests are counted (a
 notebook that asks for it says so). On DynamoDB Local or AWS the explorer can only choose the order of requests.
@@ -109,6 +114,7 @@ class Crashed(BaseException):
 
 
 CURRENT = threading.local()  # on a client thread: .run (its Run) and .name (its client name)
+REAL_SLEEP = time.sleep
 EXPLORING = threading.Lock()
 HELD = weakref.WeakSet()  # every client with the hold installed
 WATCHED = {"run": None, "owner": None}  # the run being explored, and the thread exploring it
@@ -354,10 +360,22 @@ def install_hold(client):
     HELD.add(client)
 
 
+def sleep_between_steps(seconds):
+    """time.sleep once the explorer has run: at once on a client's thread (see the module docstring), as asked on any
+    other thread."""
+    REAL_SLEEP(0 if getattr(CURRENT, "run", None) is not None else seconds)
+
+
+def steps_take_no_time():
+    """Make time.sleep sleep_between_steps, for good (every thread but a client's sleeps as before)."""
+    time.sleep = sleep_between_steps
+
+
 class Workers:
     """One thread per client, kept from schedule to schedule: a new thread per schedule costs more than a request."""
 
     def __init__(self, names):
+        steps_take_no_time()
         self.jobs = {name: queue.SimpleQueue() for name in names}
         self.threads = [threading.Thread(target=self.work, args=(name,), name=f"explore-{name}", daemon=True)
                         for name in names]

@@ -276,9 +276,14 @@ def test_a_lost_response_and_the_sdks_retry_are_two_steps_and_another_client_can
     assert counts(orders) == (3, 0)
 
 
+def work_for(seconds):
+    """Take `seconds` as a client's own work does (a client's time.sleep returns at once in an exploration)."""
+    threading.Event().wait(seconds)
+
+
 def test_a_client_that_never_sends_nor_finishes_is_named(table):
     def stuck():
-        time.sleep(2)
+        work_for(2)
 
     with pytest.raises(ExplorationError, match="Client 'bob' neither sent a DynamoDB request nor finished within 0.3 s"):
         explore({"alice": add(table), "bob": stuck}, counter(table), lambda _: True, timeout=0.3, consistency="strong")
@@ -306,9 +311,9 @@ def test_a_scenario_that_does_not_repeat_itself_is_refused_with_what_to_change(t
 
 def test_an_interrupt_stops_the_exploration_within_a_second_with_every_thread_released(table, ctrl_c_raises):
     def slow():
-        time.sleep(0.05)
+        work_for(0.05)
         table.get_item(Key=KEY)
-        time.sleep(0.05)
+        work_for(0.05)
         table.get_item(Key=KEY)
 
     earlier = {t for t in threading.enumerate() if t.name.startswith("explore-")}
@@ -325,7 +330,7 @@ def test_an_interrupt_stops_the_exploration_within_a_second_with_every_thread_re
 
 def test_a_second_exploration_while_one_runs_is_refused(table):
     def slow():
-        time.sleep(0.2)
+        work_for(0.2)
         table.get_item(Key=KEY)
 
     background = threading.Thread(target=explore, args=({"alice": slow, "bob": slow}, counter(table), lambda _: True))
@@ -445,3 +450,18 @@ def test_the_explorer_works_unchanged_against_another_endpoint(standalone_server
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.splitlines() == [f"Backend: DynamoDB Local at {standalone_server} (from AWS_ENDPOINT_URL_DYNAMODB)",
                                        ONLY_ORDERS.format(kind="DynamoDB Local"), "4 2"]
+
+
+def test_a_clients_backoff_takes_no_time_in_an_exploration_and_sleeps_elsewhere_as_asked(table):
+    def patient():
+        time.sleep(5)  # a backoff: between two of its steps nothing happens but the explorer's moves
+        table.get_item(Key=KEY)
+        return "done"
+
+    began = time.monotonic()
+    orders = explore({"alice": patient, "bob": add(table)}, counter(table), lambda results: results["alice"] == "done",
+                     consistency="strong")
+    assert counts(orders) == (2, 0) and time.monotonic() - began < 5
+    began = time.monotonic()
+    time.sleep(0.2)
+    assert time.monotonic() - began >= 0.2, "outside a client's thread a sleep sleeps"
