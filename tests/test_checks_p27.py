@@ -421,3 +421,41 @@ def test_a_solution_that_swallows_every_error_fails_naming_the_error_it_hid(lab,
     report = checker(swallowing(solution, answer))
     assert not report.passed
     assert report.message.startswith(hidden_missing_table(exercise, answer))
+
+
+def reading_back_its_claim(consistent):
+    """A handler with no mark in its claim's condition: a refused claim reads the record back (strongly consistent or
+    by default) and goes on when the claim in it is this attempt's own, the SDK's resend of a claim whose response was
+    lost."""
+    def handle(table, request_id, amount, charge_card):
+        key = {"PK": f"IDEMPOTENCY#{request_id}", "SK": "RECORD"}
+        claim = str(uuid.uuid4())
+        try:
+            table.put_item(Item={**key, "status": "IN_PROGRESS", "claim": claim},
+                           ConditionExpression="attribute_not_exists(PK)")
+        except ClientError as error:
+            if not refused(error):
+                raise
+            record = table.get_item(Key=key, ConsistentRead=consistent).get("Item")
+            if record is None or record["claim"] != claim:
+                if record is not None and record["status"] == "COMPLETED":
+                    return record["response"]
+                raise RuntimeError("request already in progress - retry later") from None
+        response = charge_card(amount)
+        table.update_item(Key=key, UpdateExpression="SET #s = :done, #r = :r",
+                          ExpressionAttributeNames={"#s": "status", "#r": "response"},
+                          ExpressionAttributeValues={":done": "COMPLETED", ":r": response})
+        return response
+    return handle
+
+
+def test_a_claim_read_back_by_default_is_caught_only_by_a_lost_response_and_a_stale_read_together(lab):
+    if lab.kind != "embedded":
+        pytest.skip("only the lab server loses responses and answers a default read from a copy that trails")
+    assert check_handle(reading_back_its_claim(consistent=True)).passed
+    report = check_handle(reading_back_its_claim(consistent=False))
+    assert not report.passed
+    assert report.message.startswith(  # with every read strongly consistent (before), this passed
+        "alice: PutItem (response lost, the SDK retries) -> alice: PutItem -> alice: GetItem (stale: {PK: "
+        "'IDEMPOTENCY#req-1', SK: 'RECORD'} without alice's PutItem) -> bob: PutItem -> bob: GetItem: the card was "
+        "never charged and every copy was told to retry later"), report.message
