@@ -244,7 +244,9 @@ def move_words(move):
 def cell_words(steps):
     """{step: its words short enough for a cell}. A transaction's item becoming visible ("TransactWriteItems makes
     {PK: 'USER#grace', SK: 'PROFILE'} visible") is named by the part of its key that tells the items apart
-    ("USER#grace visible"); a read an older copy answered is "Query (stale)"; other steps keep their words."""
+    ("USER#grace visible"); a read an older copy answered is "Query (stale)"; a write with a fault is its operation
+    alone ("PutItem": the cell's colour and the legend say "response lost" or "crashes"); other steps keep their
+    words."""
     keys = {step: tuple(re.findall(r"'([^']*)'", step)) for step in steps
             if " makes " in step and step.endswith(" visible") and "'" in step}
     distinct = set(keys.values())
@@ -257,6 +259,8 @@ def cell_words(steps):
             words[step] = (key[telling] if telling is not None and telling < len(key) else " ".join(key)) + " visible"
         elif " (stale: " in step:
             words[step] = step.split(" (stale: ")[0] + " (stale)"
+        elif any(step.endswith(f" ({fault})") for fault in FAULT_WORDS.values()):
+            words[step] = step.split(" (")[0]
         else:
             words[step] = step
     return words
@@ -322,6 +326,6 @@ def orders(frame, broken, outcome=None):
         barmode="overlay", height=150 + 30 * len(rows), margin={"t": 80, "r": 20, "b": 50},
         xaxis={"title": "step (one request reaches DynamoDB)", "range": [-0.1, longest * 1.9 + 1], "dtick": 1,
                "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},
-        yaxis={"autorange": "reversed", "title": ""}, legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
+        yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": names}, legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
         uniformtext_minsize=8)
     return figure

@@ -124,3 +124,31 @@ def test_items_of_one_partition_becoming_visible_are_named_by_the_sort_key_that_
     ledger = "TransactWriteItems makes {PK: 'WALLET#alice', SK: 'WITHDRAWAL#w-1'} visible"
     assert plots.cell_words([wallet, ledger, "GetItem"]) == {
         wallet: "WALLET visible", ledger: "WITHDRAWAL#w-1 visible", "GetItem": "GetItem"}
+
+
+def test_a_write_with_a_fault_is_named_by_its_operation_in_its_cell_and_in_full_on_hover():
+    frame = pd.DataFrame({
+        "schedule": [("bob", "alice!lost", "alice", "bob!crash")],
+        "steps": [("bob: GetItem", "alice: PutItem (response lost, the SDK retries)", "alice: PutItem",
+                   "bob: UpdateItem (then the client crashes)")],
+        "answers": [("OK", "OK", "ConditionalCheckFailedException", "OK")],
+        "results": [{"alice": False, "bob": None}], "ok": [False], "doomed_at": [1]})
+    figure = plots.orders(frame, "lose the order")
+    cells = [text for trace in figure.data if trace.type == "bar" and trace.text for text in trace.text]
+    hovers = [text for trace in figure.data if trace.type == "bar" and trace.hovertext for text in trace.hovertext]
+    assert sorted(cells) == ["GetItem", "PutItem", "PutItem", "UpdateItem"]
+    assert "alice: PutItem (response lost, the SDK retries) → OK" in hovers
+    legend = {trace.name for trace in figure.data if trace.showlegend is not False and trace.name}
+    assert {"alice: response lost, the SDK retries", "bob: then the client crashes"} <= legend
+
+
+def test_an_order_figure_keeps_its_rows_in_order_whoever_moves_first_in_each():
+    frame = pd.DataFrame({
+        "schedule": [("alice", "bob"), ("bob", "bob"), ("alice", "alice")],
+        "steps": [("alice: GetItem", "bob: PutItem"), ("bob: GetItem", "bob: PutItem"),
+                  ("alice: GetItem", "alice: PutItem")],
+        "answers": [("OK", "OK")] * 3, "results": [{"alice": None, "bob": None}] * 3, "ok": [True, True, False],
+        "doomed_at": [-1, -1, 0]})
+    figure = plots.orders(frame, "lose an update")
+    assert list(figure.layout.yaxis.categoryarray) == ["order 1", "order 2", "order 3"]
+    assert figure.layout.yaxis.categoryorder == "array" and figure.layout.yaxis.autorange == "reversed"
