@@ -329,3 +329,45 @@ def orders(frame, broken, outcome=None):
         yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": names}, legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
         uniformtext_minsize=8)
     return figure
+
+
+DELIVERY_COLOURS = {"ok": "#2e7d32", "failed": "#c62828", "died": "#6a1b9a", "discarded": "#9e9e9e"}
+DELIVERY_WORDS = {"ok": "handled", "failed": "failed (raised, or reported failed)", "died": "the invocation died",
+                  "discarded": "failed, retries spent: discarded"}
+
+
+def delivery_kind(outcome):
+    """'ok', 'died', 'discarded' or 'failed': how an invocation's row of helpers.consumer ended, for its colour."""
+    if outcome == "ok":
+        return "ok"
+    if outcome.startswith("the invocation died"):
+        return "died"
+    return "discarded" if "discarded" in outcome or "Lambda would retry it" in outcome else "failed"
+
+
+def deliveries(frame, title=None):
+    """Each invocation of a stream consumer (helpers.consumer.EventSourceMapping.drain's rows) on a timeline: a column
+    per invocation, a row per record, a square where the record was in that invocation's batch, coloured by what came
+    of it and labelled with its attempt. A record handed over more than once has more than one square."""
+    records = list(dict.fromkeys(event for events in frame["events"] for event in events))
+    figure = go.Figure()
+    for kind, colour in DELIVERY_COLOURS.items():
+        rows = frame[frame["outcome"].map(delivery_kind) == kind]
+        cells = [(row.invocation, event, row.attempt, row.outcome) for row in rows.itertuples() for event in row.events]
+        if not cells:
+            continue
+        x, y, attempts, outcomes = zip(*cells)
+        figure.add_scatter(x=x, y=y, mode="markers+text", name=DELIVERY_WORDS[kind], text=[f"#{a}" for a in attempts],
+                           textfont={"color": "white", "size": 10}, marker={"symbol": "square", "size": 26,
+                                                                               "color": colour},
+                           hovertext=[f"invocation {i}, attempt {a}: {o}" for i, a, o in zip(x, attempts, outcomes)],
+                           hoverinfo="text")
+    handed = sum(len(events) for events in frame["events"])
+    figure.update_layout(
+        title={"text": title or f"{len(records)} records, handed to the function {handed} times in "
+                                f"{counted(len(frame), 'invocation')}", "y": 0.97, "yanchor": "top"},
+        height=170 + 34 * len(records), margin={"t": 80, "r": 20, "b": 50},
+        xaxis={"title": "invocation (#: its attempt)", "dtick": 1, "range": [0.4, len(frame) + 0.6]},
+        yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": records},
+        legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"})
+    return figure

@@ -152,3 +152,21 @@ def test_an_order_figure_keeps_its_rows_in_order_whoever_moves_first_in_each():
     figure = plots.orders(frame, "lose an update")
     assert list(figure.layout.yaxis.categoryarray) == ["order 1", "order 2", "order 3"]
     assert figure.layout.yaxis.categoryorder == "array" and figure.layout.yaxis.autorange == "reversed"
+
+
+def test_a_consumers_deliveries_show_each_record_once_per_invocation_coloured_by_what_came_of_it():
+    frame = pd.DataFrame({
+        "invocation": [1, 2, 3, 4], "attempt": [1, 1, 1, 2],
+        "events": [["INSERT A", "INSERT B"], ["INSERT A"], ["INSERT B"], ["INSERT B"]],
+        "outcome": ["raised RuntimeError; split into 1 and 1", "ok",
+                    "the invocation died (crashed after its PutItem) before its batch was checkpointed",
+                    "raised RuntimeError; retries spent: discarded"]})
+    figure = plots.deliveries(frame)
+    squares = {trace.name: list(zip(trace.x, trace.y, trace.text)) for trace in figure.data}
+    assert squares == {
+        "handled": [(2, "INSERT A", "#1")],
+        "failed (raised, or reported failed)": [(1, "INSERT A", "#1"), (1, "INSERT B", "#1")],
+        "the invocation died": [(3, "INSERT B", "#1")],
+        "failed, retries spent: discarded": [(4, "INSERT B", "#2")]}
+    assert figure.layout.title.text == "2 records, handed to the function 5 times in 4 invocations"
+    assert list(figure.layout.yaxis.categoryarray) == ["INSERT A", "INSERT B"]

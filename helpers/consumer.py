@@ -1,0 +1,280 @@
+"""A consumer of a table's stream that behaves like an AWS Lambda event source mapping: `EventSourceMapping`.
+
+`EventSourceMapping(lab, table_name, handler, batch_size=2).drain()` hands the handler every record the table's stream
+holds, in batches, as Lambda's event source mapping for DynamoDB Streams does, and answers one row per invocation: the
+records it was given, the attempt, what came of it. What it does, and the pages of the AWS Lambda Developer Guide that
+say it:
+
+- It reads the stream's shards (parents before children) from TRIM_HORIZON or LATEST ("StartingPosition": where
+  the stream ends at the first drain) with GetShardIterator and GetRecords, keeping the iterator at which it caught up
+  for the next drain ("A shard iterator expires 15 minutes after it is returned to the requester": then it takes a
+  new one after its checkpoint, or at LATEST again if it has delivered nothing), and invokes `handler(event, context)` with up to `batch_size` records at a time
+  (BatchSize: default 100, at most 10,000, "Lambda parameters for Amazon DynamoDB event source mappings"). The event
+  is {"Records": [...]}: each record as GetRecords gives it, with its eventSourceARN and its
+  ApproximateCreationDateTime in epoch seconds, as Lambda hands it to a function.
+- "By default, Lambda checkpoints to the highest sequence number of a batch only when the batch is a complete success.
+  Lambda treats all other results as a complete failure and retries processing the batch up to the retry limit"
+  ("Configuring partial batch response with DynamoDB and Lambda"). A handler that raises, or that dies, has failed.
+- MaximumRetryAttempts: -1 (the default) "means infinite: failed records are retried until the record expires", after
+  24 hours; 0 to 10,000 retries otherwise. When they are spent, "Lambda discards the records and continues processing
+  batches from the stream" ("Retain discarded records for a DynamoDB event source in Lambda"; the lab keeps no
+  on-failure destination: the discarded records are in the answer's row). `drain` stops retrying a batch whose
+  retries are infinite after DRAIN_ATTEMPTS attempts and says the shard is blocked: Lambda would go on for a day, and
+  nothing after that batch would be processed meanwhile.
+- BisectBatchOnFunctionError: a failed batch "splits ... into two smaller batches, isolating bad records"; "Splitting a
+  batch does not count towards the retry quota". The lab splits a failed batch of two or more records in two halves
+  (the first half gets the extra record of an odd batch), processes the first half, then the second; a failed batch
+  of one record is retried as without bisection.
+- ReportBatchItemFailures: the handler answers {"batchItemFailures": [{"itemIdentifier": "<SequenceNumber>"}]}.
+  "If the batchItemFailures array contains multiple items, Lambda uses the record with the lowest sequence number as
+  the checkpoint. Lambda then retries all records starting from that checkpoint." An empty or missing list, or no
+  answer, is a complete success; an empty or missing itemIdentifier, or a key of another name, is a complete failure.
+  With BisectBatchOnFunctionError on too, "the batch is bisected at the returned sequence number and Lambda retries
+  only the remaining records": in the lab a partial failure checkpoints before the lowest failed record and retries
+  the records from it on, counted as one retry of them, whether or not bisection is on. Without
+  ReportBatchItemFailures an answer is not read ("Lambda will not process these responses unless the
+  ReportBatchItemFailures feature is explicitly turned on").
+- "Lambda event source mappings process each event at least once, and duplicate processing of records can occur" ("How
+  Lambda processes records from stream and queue-based event sources"): a function that dies after its side effect
+  and before its batch is checkpointed is invoked again with the batch. Explored with faults=("crash",), the
+  explorer's crash after one of the handler's writes (helpers/explore.py) is such a death: the invocation ends there,
+  and the mapping invokes the handler again with the same batch, one more attempt.
+
+Explored: `drain()` is a client function of its own (`explore({"consumer": mapping.drain, ...})`): each request the
+handler sends is a step, and the mapping's GetShardIterator and GetRecords, sent between steps, read what the steps so
+far left in the stream. It delivers what the stream holds when it catches up; a record written after that is not
+delivered in that order.
+
+Not modelled: the Kinesis Data Streams mode (its reordered and duplicated records), ParallelizationFactor (one batch
+per shard at a time, as its default 1), MaximumRecordAgeInSeconds, MaximumBatchingWindowInSeconds (0: a batch is what
+one GetRecords gives), tumbling windows, filters, and on-failure destinations.
+"""
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+import boto3
+import pandas as pd
+from botocore.exceptions import ClientError
+
+from .explore import Crashed
+
+MAX_BATCH_SIZE = 10_000
+MAX_RETRIES = 10_000
+DRAIN_ATTEMPTS = 5
+STARTING_POSITIONS = ("TRIM_HORIZON", "LATEST")
+FUNCTION_NAME = "lab-consumer"
+
+
+class MappingError(ValueError):
+    """An event source mapping the lab cannot run as asked; the message says what to change."""
+
+
+@dataclass
+class Context:
+    """What Lambda's context object tells a handler that the lab can tell it too."""
+
+    aws_request_id: str
+    function_name: str = FUNCTION_NAME
+
+
+@dataclass
+class Batch:
+    """Records to hand the handler together, and how many times they have been handed already."""
+
+    records: list
+    attempt: int = 1
+
+
+class EventSourceMapping:
+    """A Lambda event source mapping on one table's stream (module docstring): `drain()` delivers what it holds."""
+
+    def __init__(self, lab, table_name, handler, *, batch_size=100, maximum_retry_attempts=-1,
+                 bisect_batch_on_function_error=False, report_batch_item_failures=False,
+                 starting_position="TRIM_HORIZON", region=None):
+        check_settings(batch_size, maximum_retry_attempts, starting_position)
+        self.handler, self.table_name = handler, table_name
+        self.batch_size, self.retries = batch_size, maximum_retry_attempts
+        self.bisect, self.partial = bisect_batch_on_function_error, report_batch_item_failures
+        self.starting_position = starting_position
+        client = lab.client_in(region) if region else lab.client
+        self.dynamodb = client
+        self.streams = streams_client(lab, client.meta.region_name)
+        self.stream_arn = stream_of(client, table_name)
+        self.checkpoints = {}  # shard id -> the sequence number of the last record checkpointed (or None)
+        self.iterators = {}  # shard id -> the iterator at which the last drain caught up with it
+        self.invocations = []
+
+    def drain(self):
+        """Deliver every record the stream holds now, batch by batch, as the mapping would; return this drain's
+        invocations (deliveries)."""
+        first = len(self.invocations)
+        for shard in shards_in_order(self.streams, self.stream_arn):
+            self.drain_shard(shard)
+        return deliveries(self.invocations[first:])
+
+    def drain_shard(self, shard):
+        """Read one shard from where the mapping left it to its end, handing each batch to the handler until it is
+        done with."""
+        shard_id = shard["ShardId"]
+        iterator = self.iterators.pop(shard_id, None) or self.iterator(shard_id)
+        while iterator:
+            answer = self.read(shard_id, iterator)
+            records = [lambda_record(record, self.stream_arn) for record in answer["Records"]]
+            if not records:
+                self.iterators[shard_id] = answer.get("NextShardIterator")
+                return
+            pending = [Batch(records)]
+            while pending:
+                batch = pending.pop(0)
+                pending[:0] = self.invoke(batch)
+            self.checkpoints[shard_id] = records[-1]["dynamodb"]["SequenceNumber"]
+            iterator = answer.get("NextShardIterator")
+
+    def read(self, shard_id, iterator):
+        """GetRecords at `iterator`; one kept past its 15 minutes is replaced by a new one from the checkpoint."""
+        try:
+            return self.streams.get_records(ShardIterator=iterator, Limit=self.batch_size)
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ExpiredIteratorException":
+                raise
+            return self.streams.get_records(ShardIterator=self.iterator(shard_id), Limit=self.batch_size)
+
+    def iterator(self, shard_id):
+        """A new shard iterator just after the shard's checkpoint, or at the mapping's starting position."""
+        checkpoint = self.checkpoints.get(shard_id)
+        if checkpoint is None:
+            return self.streams.get_shard_iterator(StreamArn=self.stream_arn, ShardId=shard_id,
+                                                   ShardIteratorType=self.starting_position)["ShardIterator"]
+        return self.streams.get_shard_iterator(StreamArn=self.stream_arn, ShardId=shard_id,
+                                               ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                                               SequenceNumber=checkpoint)["ShardIterator"]
+
+    def invoke(self, batch):
+        """Hand one batch to the handler; the batches still to hand over because of what came of it (a retry, the two
+        halves of a split, the records after a partial failure), first first."""
+        outcome, failed_from = self.call(batch.records)
+        row = {"invocation": len(self.invocations) + 1, "attempt": batch.attempt,
+               "records": [record["dynamodb"]["SequenceNumber"] for record in batch.records],
+               "events": [event_words(record) for record in batch.records], "outcome": outcome}
+        self.invocations.append(row)
+        if outcome == "ok":
+            return []
+        if failed_from:
+            row["outcome"] = f"{outcome}: checkpointed before record {failed_from + 1} of {len(batch.records)}"
+            return self.after_failure(Batch(batch.records[failed_from:], batch.attempt), row, split_ok=False)
+        return self.after_failure(batch, row, split_ok=True)
+
+    def after_failure(self, batch, row, split_ok):
+        """The batches to hand over after `batch` failed: its halves, itself again, or none (retries spent)."""
+        if split_ok and self.bisect and len(batch.records) > 1:
+            middle = (len(batch.records) + 1) // 2
+            row["outcome"] += f"; split into {middle} and {len(batch.records) - middle}"
+            return [Batch(batch.records[:middle], batch.attempt), Batch(batch.records[middle:], batch.attempt)]
+        if self.retries != -1 and batch.attempt > self.retries:
+            row["outcome"] += "; retries spent: discarded"
+            return []
+        if self.retries == -1 and batch.attempt >= DRAIN_ATTEMPTS:
+            row["outcome"] += (f"; still failing after {DRAIN_ATTEMPTS} attempts: Lambda would retry it until the "
+                               "records expire (24 hours), processing nothing after them on the shard meanwhile")
+            return []
+        return [Batch(batch.records, batch.attempt + 1)]
+
+    def call(self, records):
+        """(outcome, the place of the first record to retry after a partial failure, or None) of one invocation."""
+        try:
+            answer = self.handler({"Records": records}, Context(str(uuid.uuid4())))
+        except Crashed as crash:
+            return f"the invocation died ({crash}) before its batch was checkpointed", None
+        except Exception as error:
+            return f"raised {type(error).__name__}", None
+        if not self.partial:
+            return "ok", None
+        return partial_outcome(answer, records)
+
+
+def partial_outcome(answer, records):
+    """(outcome, place of the first record to retry or None) of a handler's answer under ReportBatchItemFailures."""
+    failures = answer.get("batchItemFailures") if isinstance(answer, dict) else None
+    if not failures:
+        return "ok", None
+    places = {record["dynamodb"]["SequenceNumber"]: place for place, record in enumerate(records)}
+    named = []
+    for failure in failures:
+        identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None
+        if not identifier or identifier not in places:
+            return f"answered a batchItemFailures entry Lambda cannot read ({failure!r}): the whole batch failed", None
+        named.append(places[identifier])
+    first = min(named)
+    if first == 0:
+        return "reported its first record failed: the whole batch failed", None
+    return f"reported record {first + 1} failed", first
+
+
+def check_settings(batch_size, retries, starting_position):
+    """Refuse settings Lambda refuses, saying what it accepts."""
+    if not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise MappingError(f"batch_size must be a whole number from 1 to {MAX_BATCH_SIZE:,} (BatchSize for DynamoDB "
+                           f"Streams), not {batch_size!r}")
+    if not isinstance(retries, int) or not -1 <= retries <= MAX_RETRIES:
+        raise MappingError(f"maximum_retry_attempts must be -1 (retry until the records expire) or 0 to "
+                           f"{MAX_RETRIES:,}, not {retries!r}")
+    if starting_position not in STARTING_POSITIONS:
+        raise MappingError(f"starting_position must be one of {', '.join(STARTING_POSITIONS)} for DynamoDB Streams, "
+                           f"not {starting_position!r}")
+
+
+def streams_client(lab, region):
+    """A DynamoDB Streams client of the lab's backend, signed for `region`."""
+    endpoint = None if lab.kind == "aws" else lab.endpoint
+    session = boto3.session.Session(**{**lab.credentials, "region_name": region})
+    return session.client("dynamodbstreams", endpoint_url=endpoint)
+
+
+def stream_of(client, table_name):
+    """The ARN of the table's latest stream, or a MappingError saying how to give it one."""
+    table = client.describe_table(TableName=table_name)["Table"]
+    if not table.get("StreamSpecification", {}).get("StreamEnabled"):
+        raise MappingError(f"Table {table_name!r} has no stream enabled: give it one with StreamSpecification "
+                           "(StreamEnabled true and a StreamViewType) in CreateTable or UpdateTable first")
+    return table["LatestStreamArn"]
+
+
+def shards_in_order(streams, stream_arn):
+    """The stream's shards, each after its parent (Lambda processes a parent shard before its children)."""
+    shards, start = [], {}
+    while True:
+        description = streams.describe_stream(StreamArn=stream_arn, **start)["StreamDescription"]
+        shards += description["Shards"]
+        if not description.get("LastEvaluatedShardId"):
+            break
+        start = {"ExclusiveStartShardId": description["LastEvaluatedShardId"]}
+    known, ordered = {shard["ShardId"] for shard in shards}, []
+    placed = set()
+    while len(ordered) < len(shards):
+        for shard in shards:
+            parent = shard.get("ParentShardId")
+            if shard["ShardId"] not in placed and (parent not in known or parent in placed):
+                ordered.append(shard)
+                placed.add(shard["ShardId"])
+    return ordered
+
+
+def lambda_record(record, stream_arn):
+    """A GetRecords record as Lambda hands it to a function: with eventSourceARN, its time in epoch seconds."""
+    change = dict(record["dynamodb"])
+    when = change.get("ApproximateCreationDateTime")
+    if isinstance(when, datetime):
+        change["ApproximateCreationDateTime"] = int(when.timestamp())
+    return {**record, "dynamodb": change, "eventSourceARN": stream_arn}
+
+
+def event_words(record):
+    """'INSERT ORDER#1': a record's event and the key of its item (its parts joined by ' / '), for a delivery's row."""
+    keys = [str(next(iter(value.values()))) for value in record["dynamodb"].get("Keys", {}).values()]
+    return f"{record['eventName']} {' / '.join(keys)}"
+
+
+def deliveries(invocations):
+    """One row per invocation: its number, the attempt, the records' sequence numbers and events, what came of it."""
+    return pd.DataFrame(invocations, columns=["invocation", "attempt", "records", "events", "outcome"])

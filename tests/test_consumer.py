@@ -1,0 +1,263 @@
+"""The stream consumer behaves like a Lambda event source mapping on the lab server's stream: batches, checkpoints,
+retries, bisection, partial batch responses, and a batch handed over again after its invocation died (explored)."""
+import uuid
+
+import pytest
+from botocore.exceptions import ClientError
+
+from helpers import tracing
+from helpers.consumer import DRAIN_ATTEMPTS, EventSourceMapping, MappingError
+from helpers.explore import explore
+
+TABLE = "p35-consumer"
+EMAILS = "p35-consumer-emails"
+
+pytestmark = pytest.mark.usefixtures("knobs_off")
+
+
+def make_table(client, name, stream=True):
+    """A fresh table keyed by PK, with a NEW_IMAGE stream unless stream=False."""
+    with tracing(False):
+        try:
+            client.delete_table(TableName=name)
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ResourceNotFoundException":
+                raise
+        client.create_table(
+            TableName=name, BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+            **({"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}} if stream else {}))
+
+
+@pytest.fixture
+def orders(lab):
+    """put(n): orders ORDER#1..n written to a fresh table with a stream; yields put."""
+    make_table(lab.client, TABLE)
+
+    def put(*numbers):
+        for number in numbers:
+            lab.client.put_item(TableName=TABLE, Item={"PK": f"ORDER#{number}", "amount": number})
+
+    yield put
+    lab.client.delete_table(TableName=TABLE)
+
+
+def order_of(record):
+    """The order number a record is about."""
+    return int(record["dynamodb"]["Keys"]["PK"]["S"].split("#")[1])
+
+
+class Recorder:
+    """A handler that keeps the order numbers of every batch it is given, and fails as told."""
+
+    def __init__(self, fail=lambda numbers, attempt: False, answer=None):
+        self.batches, self.fail, self.answer, self.seen = [], fail, answer, {}
+
+    def __call__(self, event, context):
+        numbers = [order_of(record) for record in event["Records"]]
+        self.seen[tuple(numbers)] = self.seen.get(tuple(numbers), 0) + 1
+        self.batches.append(numbers)
+        if self.fail(numbers, self.seen[tuple(numbers)]):
+            raise RuntimeError(f"order {numbers} failed")
+        return self.answer(event) if self.answer else None
+
+
+def test_every_record_is_delivered_once_in_order_in_batches_and_a_second_drain_starts_after_the_checkpoint(
+        lab, orders):
+    orders(1, 2, 3, 4, 5)
+    handler = Recorder()
+    mapping = EventSourceMapping(lab, TABLE, handler, batch_size=2)
+    first = mapping.drain()
+    assert handler.batches == [[1, 2], [3, 4], [5]]
+    assert list(first["outcome"]) == ["ok"] * 3 and list(first["attempt"]) == [1, 1, 1]
+    assert mapping.drain().empty
+    orders(6)
+    assert list(mapping.drain()["events"]) == [["INSERT ORDER#6"]]
+    assert handler.batches[-1] == [6]
+
+
+def test_a_record_reaches_the_handler_as_lambda_hands_it(lab, orders):
+    orders(7)
+    events = []
+    EventSourceMapping(lab, TABLE, lambda event, context: events.append((event, context))).drain()
+    [(event, context)] = events
+    [record] = event["Records"]
+    assert record["eventName"] == "INSERT" and record["eventSource"] == "aws:dynamodb"
+    assert record["eventSourceARN"] == lab.client.describe_table(TableName=TABLE)["Table"]["LatestStreamArn"]
+    assert record["dynamodb"]["NewImage"] == {"PK": {"S": "ORDER#7"}, "amount": {"N": "7"}}
+    assert isinstance(record["dynamodb"]["ApproximateCreationDateTime"], int)
+    assert uuid.UUID(context.aws_request_id)
+
+
+def test_a_failed_batch_is_retried_whole_until_its_retries_are_spent_then_discarded_and_the_shard_goes_on(lab, orders):
+    orders(1, 2, 3, 4)
+    handler = Recorder(fail=lambda numbers, attempt: 2 in numbers)
+    rows = EventSourceMapping(lab, TABLE, handler, batch_size=2, maximum_retry_attempts=2).drain()
+    assert handler.batches == [[1, 2], [1, 2], [1, 2], [3, 4]]
+    assert list(rows["attempt"]) == [1, 2, 3, 1]
+    assert rows["outcome"][2] == "raised RuntimeError; retries spent: discarded"
+    assert rows["outcome"][3] == "ok"
+
+
+def test_a_batch_that_fails_once_is_handed_over_again_with_the_records_that_succeeded(lab, orders):
+    orders(1, 2)
+    handler = Recorder(fail=lambda numbers, attempt: attempt == 1)
+    EventSourceMapping(lab, TABLE, handler, batch_size=2).drain()
+    assert handler.batches == [[1, 2], [1, 2]]
+
+
+def test_bisection_isolates_the_bad_record_and_its_splits_spend_no_retries(lab, orders):
+    orders(1, 2, 3, 4)
+    handler = Recorder(fail=lambda numbers, attempt: 3 in numbers)
+    rows = EventSourceMapping(lab, TABLE, handler, batch_size=4, maximum_retry_attempts=1,
+                              bisect_batch_on_function_error=True).drain()
+    assert handler.batches == [[1, 2, 3, 4], [1, 2], [3, 4], [3], [3], [4]]
+    assert list(rows["attempt"]) == [1, 1, 1, 1, 2, 1]
+    assert rows["outcome"][0] == "raised RuntimeError; split into 2 and 2"
+    assert rows["outcome"][4] == "raised RuntimeError; retries spent: discarded"
+
+
+def test_an_odd_batch_splits_with_the_extra_record_in_its_first_half(lab, orders):
+    orders(1, 2, 3)
+    handler = Recorder(fail=lambda numbers, attempt: len(numbers) == 3)
+    EventSourceMapping(lab, TABLE, handler, batch_size=3, bisect_batch_on_function_error=True).drain()
+    assert handler.batches == [[1, 2, 3], [1, 2], [3]]
+
+
+def failing(*numbers, key="itemIdentifier"):
+    """A partial batch response naming the records of these orders as failed."""
+    def answer(event):
+        return {"batchItemFailures": [{key: record["dynamodb"]["SequenceNumber"]} for record in event["Records"]
+                                      if order_of(record) in numbers]}
+    return answer
+
+
+def test_a_partial_batch_response_checkpoints_before_its_lowest_failed_record_and_retries_from_there(lab, orders):
+    orders(1, 2, 3, 4)
+    reported = set()
+
+    def answer(event):
+        """Report 4 and 3 failed, once."""
+        if reported:
+            return {"batchItemFailures": []}
+        reported.add(True)
+        return failing(4, 3)(event)
+
+    handler = Recorder(answer=answer)
+    rows = EventSourceMapping(lab, TABLE, handler, batch_size=4, report_batch_item_failures=True).drain()
+    assert handler.batches == [[1, 2, 3, 4], [3, 4]]
+    assert rows["outcome"][0] == "reported record 3 failed: checkpointed before record 3 of 4"
+    assert list(rows["attempt"]) == [1, 2]
+
+
+def test_an_unreadable_partial_batch_response_fails_the_whole_batch(lab, orders):
+    orders(1, 2)
+    answers = iter([failing(2, key="sequenceNumber"), lambda event: None])
+    handler = Recorder(answer=lambda event: next(answers)(event))
+    rows = EventSourceMapping(lab, TABLE, handler, batch_size=2, report_batch_item_failures=True).drain()
+    assert handler.batches == [[1, 2], [1, 2]]
+    assert "batchItemFailures entry Lambda cannot read" in rows["outcome"][0]
+
+
+def test_a_partial_batch_response_is_not_read_unless_report_batch_item_failures_is_on(lab, orders):
+    orders(1, 2)
+    handler = Recorder(answer=failing(2))
+    rows = EventSourceMapping(lab, TABLE, handler, batch_size=2).drain()
+    assert handler.batches == [[1, 2]] and list(rows["outcome"]) == ["ok"]
+
+
+def test_infinite_retries_stop_the_drain_saying_the_shard_is_blocked(lab, orders):
+    orders(1, 2)
+    handler = Recorder(fail=lambda numbers, attempt: 1 in numbers)
+    rows = EventSourceMapping(lab, TABLE, handler, batch_size=1).drain()
+    assert handler.batches == [[1]] * DRAIN_ATTEMPTS + [[2]]
+    assert "Lambda would retry it until the records expire (24 hours)" in rows["outcome"][DRAIN_ATTEMPTS - 1]
+
+
+def test_latest_skips_what_the_stream_held_before_the_first_drain(lab, orders):
+    orders(1, 2)
+    handler = Recorder()
+    mapping = EventSourceMapping(lab, TABLE, handler, starting_position="LATEST")
+    assert mapping.drain().empty
+    orders(3)
+    mapping.drain()
+    assert handler.batches == [[3]]
+
+
+@pytest.mark.parametrize("settings, words", [
+    ({"batch_size": 0}, "batch_size must be a whole number from 1 to 10,000"),
+    ({"batch_size": 10_001}, "batch_size must be a whole number from 1 to 10,000"),
+    ({"maximum_retry_attempts": -2}, "maximum_retry_attempts must be -1"),
+    ({"maximum_retry_attempts": 10_001}, "or 0 to 10,000"),
+    ({"starting_position": "AT_TIMESTAMP"}, "starting_position must be one of TRIM_HORIZON, LATEST"),
+])
+def test_settings_lambda_refuses_are_refused_saying_what_it_accepts(lab, orders, settings, words):
+    with pytest.raises(MappingError, match=words):
+        EventSourceMapping(lab, TABLE, Recorder(), **settings)
+
+
+def test_a_table_without_a_stream_is_refused_saying_how_to_give_it_one(lab):
+    make_table(lab.client, TABLE, stream=False)
+    with pytest.raises(MappingError, match="has no stream enabled: give it one with StreamSpecification"):
+        EventSourceMapping(lab, TABLE, Recorder())
+    lab.client.delete_table(TableName=TABLE)
+
+
+def email_scenario(lab, handler_of):
+    """(clients, reset, emails sent per order): a consumer of two orders' records, each one email by handler_of."""
+    def reset():
+        make_table(lab.client, TABLE)
+        make_table(lab.client, EMAILS, stream=False)
+        for number in (1, 2):
+            lab.client.put_item(TableName=TABLE, Item={"PK": f"ORDER#{number}"})
+
+    def sent(_):
+        items = lab.client.scan(TableName=EMAILS, ConsistentRead=True)["Items"]
+        return sorted(item["order"] for item in items)
+
+    def consume():
+        EventSourceMapping(lab, TABLE, handler_of(lab), batch_size=2).drain()
+
+    return {"consumer": consume}, reset, sent
+
+
+def send_an_email_each(lab):
+    """Each record's email: an item with an id of its own, as a mail service's message id would be."""
+    def handler(event, context):
+        for record in event["Records"]:
+            lab.client.put_item(TableName=EMAILS, Item={"PK": str(uuid.uuid4()),
+                                                        "order": record["dynamodb"]["Keys"]["PK"]["S"]})
+    return handler
+
+
+def send_once_per_event(lab):
+    """Each record's email claimed by its eventID first: a record handed over again sends nothing."""
+    def handler(event, context):
+        for record in event["Records"]:
+            try:
+                lab.client.put_item(TableName=EMAILS, Item={"PK": record["eventID"],
+                                                            "order": record["dynamodb"]["Keys"]["PK"]["S"]},
+                                    ConditionExpression="attribute_not_exists(PK)")
+            except ClientError as error:
+                if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                    raise
+    return handler
+
+
+def test_an_invocation_that_dies_after_sending_is_invoked_again_with_its_batch_and_sends_twice(lab):
+    clients, reset, sent = email_scenario(lab, send_an_email_each)
+    emails = []
+    orders = explore(clients, reset, lambda results: emails.append(sent(results)) or len(emails[-1]) == 2,
+                     faults=("crash",))
+    assert sorted(map(tuple, emails)) == sorted([
+        ("ORDER#1", "ORDER#2"),  # no crash
+        ("ORDER#1", "ORDER#1", "ORDER#2"),  # died after the first email: the batch again
+        ("ORDER#1", "ORDER#1", "ORDER#2", "ORDER#2")])  # died after the second
+    assert sorted(orders["ok"]) == [False, False, True]
+
+
+def test_an_email_claimed_by_its_event_id_is_sent_once_whenever_the_invocation_dies(lab):
+    clients, reset, sent = email_scenario(lab, send_once_per_event)
+    orders = explore(clients, reset, lambda results: sent(results) == ["ORDER#1", "ORDER#2"],
+                     faults=("crash", "lost_response"))
+    assert orders["ok"].all() and len(orders) >= 5
