@@ -97,10 +97,9 @@ class EventSourceMapping:
         self.batch_size, self.retries = batch_size, maximum_retry_attempts
         self.bisect, self.partial = bisect_batch_on_function_error, report_batch_item_failures
         self.starting_position = starting_position
-        client = lab.client_in(region) if region else lab.client
-        self.dynamodb = client
-        self.streams = streams_client(lab, client.meta.region_name)
-        self.stream_arn = stream_of(client, table_name)
+        region = region or lab.client.meta.region_name
+        self.streams = streams_client(lab, region)
+        self.stream_arn = stream_of(self.streams, table_name)
         self.checkpoints = {}  # shard id -> the sequence number of the last record checkpointed (or None)
         self.iterators = {}  # shard id -> the iterator at which the last drain caught up with it
         self.invocations = []
@@ -231,13 +230,24 @@ def streams_client(lab, region):
     return session.client("dynamodbstreams", endpoint_url=endpoint)
 
 
-def stream_of(client, table_name):
-    """The ARN of the table's latest stream, or a MappingError saying how to give it one."""
-    table = client.describe_table(TableName=table_name)["Table"]
-    if not table.get("StreamSpecification", {}).get("StreamEnabled"):
-        raise MappingError(f"Table {table_name!r} has no stream enabled: give it one with StreamSpecification "
-                           "(StreamEnabled true and a StreamViewType) in CreateTable or UpdateTable first")
-    return table["LatestStreamArn"]
+def stream_of(streams, table_name):
+    """The ARN of the table's latest stream (the latest StreamLabel ListStreams gives), if it is enabled; else a
+    MappingError saying how to give the table one. Asked of DynamoDB Streams, so that an explored consumer's first
+    step is its function's first request."""
+    listed, start = [], {}
+    while True:
+        answer = streams.list_streams(TableName=table_name, **start)
+        listed += answer["Streams"]
+        if not answer.get("LastEvaluatedStreamArn"):
+            break
+        start = {"ExclusiveStartStreamArn": answer["LastEvaluatedStreamArn"]}
+    latest = max(listed, key=lambda stream: stream["StreamLabel"], default=None)
+    status = latest and streams.describe_stream(StreamArn=latest["StreamArn"], Limit=1)["StreamDescription"]["StreamStatus"]
+    if status not in ("ENABLED", "ENABLING"):
+        raise MappingError(f"Table {table_name!r} has no stream enabled (or does not exist here): give it one with "
+                           "StreamSpecification (StreamEnabled true and a StreamViewType) in CreateTable or UpdateTable "
+                           "first")
+    return latest["StreamArn"]
 
 
 def shards_in_order(streams, stream_arn):

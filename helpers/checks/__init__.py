@@ -50,6 +50,7 @@ class Report:
     orders: pd.DataFrame = field(default=None, repr=False)
     consistency: str = field(default=explore.DEFAULT_CONSISTENCY, repr=False)  # what the orders were explored with
     faults: tuple = field(default=(), repr=False)
+    deliveries: pd.DataFrame = field(default=None, repr=False)  # a stream consumer's invocations (helpers.consumer)
 
     def __post_init__(self):
         """Record this run in the learner's progress file (helpers.progress)."""
@@ -65,9 +66,12 @@ class Report:
         return f'<b style="color:{colour}">{verdict}</b> **{self.exercise}**: {self.message}'
 
     def figure(self):
-        """Every order of the exhaustive stage when it failed; else a timeline of the reported run, one lane per call."""
+        """Every order of the exhaustive stage when it failed; a stream consumer's invocations, record by record; else a
+        timeline of the reported run, one lane per call."""
         if self.orders is not None:
             return plots.orders(self.orders, f"break {self.exercise}", outcome=self.scenario.outcome)
+        if self.deliveries is not None:
+            return plots.deliveries(self.deliveries)
         verdict = "PASS: the last run" if self.passed else "FAIL: the smallest failing run"
         return run_timeline(self.log, f"{self.exercise}, {verdict}<br><sup>{self.message}</sup>")
 
@@ -153,7 +157,8 @@ def held_in(orders, faults=(), consistency=explore.DEFAULT_CONSISTENCY):
     """', and in all 24 orders of the exhaustive stage' (with the faults they included, and what the reads were if
     less than DynamoDB's): a pass's last words."""
     included = f", {FAULT_WORDS[tuple(sorted(faults))]} included" if faults else ""
-    return f", and in all {len(orders)} distinct orders of the exhaustive stage{included}{strong_words(consistency)}"
+    every = f"all {len(orders)} distinct orders" if len(orders) > 1 else "the one order"
+    return f", and in {every} of the exhaustive stage{included}{strong_words(consistency)}"
 
 
 def strong_words(consistency):

@@ -1,0 +1,177 @@
+"""The notebook 35 checker passes a running total kept exactly once per stream record, and catches the ones a learner
+would plausibly write that count a redelivered record again, drop a payment, or stop the stream."""
+import pytest
+from botocore.exceptions import ClientError
+
+from helpers.checks.p35 import check_add_payment
+
+pytestmark = pytest.mark.stress
+
+
+def payment(record):
+    """(customer, amount) of a payment record."""
+    image = record["dynamodb"]["NewImage"]
+    return image["customer"]["S"], int(image["amount"]["N"])
+
+
+def total_key(record):
+    """The key of the record's customer's total."""
+    return {"PK": f"TOTAL#{payment(record)[0]}"}
+
+
+def add(table, record, **condition):
+    """ADD the record's amount to its customer's total (with a condition, if given)."""
+    table.update_item(Key=total_key(record), UpdateExpression="ADD #t :a", ExpressionAttributeNames={"#t": "total"},
+                      ExpressionAttributeValues={":a": payment(record)[1]}, **condition)
+
+
+def refused(error):
+    """True for a ConditionalCheckFailedException; re-raise any other error."""
+    if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+        raise error
+    return True
+
+
+def add_once_in_one_write(table, record):
+    """Correct: the amount and the record's eventID added in one UpdateItem, refused if the eventID is there."""
+    try:
+        table.update_item(Key=total_key(record), UpdateExpression="ADD #t :a, applied :ids",
+                          ConditionExpression="NOT contains(applied, :id)", ExpressionAttributeNames={"#t": "total"},
+                          ExpressionAttributeValues={":a": payment(record)[1], ":ids": {record["eventID"]},
+                                                     ":id": record["eventID"]})
+    except ClientError as error:
+        refused(error)
+
+
+def marker_and_total(table, record):
+    """A marker item keyed by the eventID, put only if absent, and the total, in one transaction."""
+    table.meta.client.transact_write_items(TransactItems=[
+        {"Put": {"TableName": table.name, "Item": {"PK": f"APPLIED#{record['eventID']}"},
+                 "ConditionExpression": "attribute_not_exists(PK)"}},
+        {"Update": {"TableName": table.name, "Key": total_key(record), "UpdateExpression": "ADD #t :a",
+                    "ExpressionAttributeNames": {"#t": "total"},
+                    "ExpressionAttributeValues": {":a": payment(record)[1]}}}])
+
+
+def add_once_in_a_transaction(table, record):
+    """Correct: marker_and_total, its cancellation by the marker's condition answered as done."""
+    try:
+        marker_and_total(table, record)
+    except ClientError as error:
+        reasons = [reason["Code"] for reason in error.response.get("CancellationReasons", ())]
+        if reasons[:1] != ["ConditionalCheckFailed"]:
+            raise
+
+
+def add_every_time(table, record):
+    """Broken: a plain ADD, so a record handed over again is added again."""
+    add(table, record)
+
+
+SEEN = set()
+
+
+def add_unless_seen_in_memory(table, record):
+    """Broken: remembers the records it added in the process's memory, after adding each."""
+    if record["eventID"] in SEEN:
+        return
+    add(table, record)
+    SEEN.add(record["eventID"])
+
+
+def add_once_per_customer_and_amount(table, record):
+    """Broken: dedupes by what the payment says (customer and amount), which two payments may share."""
+    customer, amount = payment(record)
+    try:
+        table.put_item(Item={"PK": f"APPLIED#{customer}#{amount}"}, ConditionExpression="attribute_not_exists(PK)")
+    except ClientError as error:
+        refused(error)
+        return
+    add(table, record)
+
+
+def check_marker_then_add(table, record):
+    """Broken: reads the marker, adds, then writes the marker: three requests, with room to die between them."""
+    marker = {"PK": f"APPLIED#{record['eventID']}"}
+    if "Item" in table.get_item(Key=marker, ConsistentRead=True):
+        return
+    add(table, record)
+    table.put_item(Item=marker)
+
+
+def claim_marker_then_add(table, record):
+    """Broken: claims the eventID with a conditional put, then adds in a second write, a plain ADD: dying between them
+    loses the payment, and the ADD's resend after a lost response adds it twice."""
+    try:
+        table.put_item(Item={"PK": f"APPLIED#{record['eventID']}"}, ConditionExpression="attribute_not_exists(PK)")
+    except ClientError as error:
+        refused(error)
+        return
+    add(table, record)
+
+
+def transaction_raising_on_a_repeat(table, record):
+    """Broken: the marker and the total together, but a record already applied raises, so its batch fails forever."""
+    marker_and_total(table, record)
+
+
+def add_swallowing_errors(table, record):
+    """Broken: the one-write answer, but every error is swallowed, a missing table's too."""
+    try:
+        add_once_in_one_write(table, record)
+    except Exception:
+        pass
+
+
+@pytest.mark.parametrize("add_payment", [add_once_in_one_write, add_once_in_a_transaction])
+def test_a_total_kept_once_per_event_id_passes(lab, add_payment):
+    report = check_add_payment(add_payment)
+    assert report.passed, report.message
+    assert "in all 22 distinct orders with lost responses and crashes" in report.message
+    assert report.figure().layout.title.text.startswith("24 records, handed to the function 48 times")
+
+
+def test_a_plain_add_is_caught_adding_a_redelivered_payment_again(lab):
+    report = check_add_payment(add_every_time)
+    assert not report.passed
+    assert "TOTAL#alice holds 120, but alice's payments (pay-1 30, pay-3 30) add up to 60" in report.message
+    assert "(then the client crashes)" in report.message and "in 21 of the 22 distinct orders" in report.message
+    assert "the invocation died" in report.message
+
+
+def test_remembering_added_records_in_memory_is_caught_when_the_invocation_dies_before_it_remembers(lab):
+    report = check_add_payment(add_unless_seen_in_memory)
+    assert not report.passed and "a payment was added more than once" in report.message
+
+
+def test_deduping_by_customer_and_amount_is_caught_dropping_a_second_payment_of_the_same_amount(lab):
+    report = check_add_payment(add_once_per_customer_and_amount)
+    assert not report.passed
+    assert "TOTAL#alice holds 30, but alice's payments (pay-1 30, pay-3 30) add up to 60" in report.message
+    assert "(in 1 of the 1 distinct orders" in report.message and "eventID" in report.message
+
+
+def test_a_marker_read_then_written_after_the_add_is_caught_when_the_invocation_dies_between_them(lab):
+    report = check_add_payment(check_marker_then_add)
+    assert not report.passed and "a payment was added more than once" in report.message
+
+
+def test_a_marker_claimed_before_a_separate_add_is_caught_when_the_adds_response_is_lost_and_it_is_sent_again(lab):
+    report = check_add_payment(claim_marker_then_add)
+    assert not report.passed and "a payment was added more than once" in report.message
+    assert "the SDK sent it again" in report.message
+
+
+def test_a_transaction_that_raises_on_a_record_already_applied_is_caught_blocking_the_stream(lab):
+    report = check_add_payment(transaction_raising_on_a_repeat)
+    assert not report.passed and "a batch kept failing, so its records were never added" in report.message
+
+
+def test_swallowing_every_error_is_caught_with_the_table_missing(lab):
+    report = check_add_payment(add_swallowing_errors)
+    assert not report.passed and "instead of raising ResourceNotFoundException" in report.message
+
+
+def test_passing_something_else_than_a_function_says_what_to_pass(lab):
+    with pytest.raises(TypeError, match="Pass your function itself"):
+        check_add_payment("add_payment")
