@@ -8,11 +8,11 @@ say it:
 - It reads the stream's shards (parents before children) from TRIM_HORIZON or LATEST ("StartingPosition": where
   the stream ends at the first drain) with GetShardIterator and GetRecords, keeping the iterator at which it caught up
   for the next drain ("A shard iterator expires 15 minutes after it is returned to the requester": then it takes a
-  new one after its checkpoint, or at LATEST again if it has delivered nothing), and invokes `handler(event, context)` with up to `batch_size` records at a time
-  (BatchSize: default 100, at most 10,000, "Lambda parameters for Amazon DynamoDB event source mappings"). The event
-  is {"Records": [...]}: each record as GetRecords gives it, with its eventSourceARN and its
-  ApproximateCreationDateTime in epoch seconds, as Lambda hands it to a function.
-- "By default, Lambda checkpoints to the highest sequence number of a batch only when the batch is a complete success.
+  new one after its checkpoint, or at LATEST again if it has delivered nothing). It invokes `handler(event, context)`
+  with up to `batch_size` records at a time (BatchSize: default 100, at most 10,000, "Lambda parameters for Amazon
+  DynamoDB event source mappings"). The event is {"Records": [...]}: each record as GetRecords gives it, with its
+  eventSourceARN and its ApproximateCreationDateTime in epoch seconds, as Lambda hands it to a function.
+- "by default Lambda checkpoints to the highest sequence number of a batch only when the batch is a complete success.
   Lambda treats all other results as a complete failure and retries processing the batch up to the retry limit"
   ("Configuring partial batch response with DynamoDB and Lambda"). A handler that raises, or that dies, has failed.
 - MaximumRetryAttempts: -1 (the default) "means infinite: failed records are retried until the record expires", after
@@ -21,21 +21,20 @@ say it:
   on-failure destination: the discarded records are in the answer's row). `drain` stops retrying a batch whose
   retries are infinite after DRAIN_ATTEMPTS attempts and says the shard is blocked: Lambda would go on for a day, and
   nothing after that batch would be processed meanwhile.
-- BisectBatchOnFunctionError: a failed batch "splits ... into two smaller batches, isolating bad records"; "Splitting a
-  batch does not count towards the retry quota". The lab splits a failed batch of two or more records in two halves
-  (the first half gets the extra record of an odd batch), processes the first half, then the second; a failed batch
-  of one record is retried as without bisection.
+- BisectBatchOnFunctionError "splits a failed batch into two smaller batches, isolating bad records and avoiding
+  timeouts. Splitting batches doesn't consume the retry quota" (the same page). The lab splits a failed batch of two or
+  more records in two halves (the first half gets the extra record of an odd batch), processes the first half, then
+  the second; a failed batch of one record is retried as without bisection.
 - ReportBatchItemFailures: the handler answers {"batchItemFailures": [{"itemIdentifier": "<SequenceNumber>"}]}.
-  "If the batchItemFailures array contains multiple items, Lambda uses the record with the lowest sequence number as
-  the checkpoint. Lambda then retries all records starting from that checkpoint." An empty or missing list, or no
-  answer, is a complete success; an empty or missing itemIdentifier, or a key of another name, is a complete failure.
-  With BisectBatchOnFunctionError on too, "the batch is bisected at the returned sequence number and Lambda retries
-  only the remaining records": in the lab a partial failure checkpoints before the lowest failed record and retries
-  the records from it on, counted as one retry of them, whether or not bisection is on. Without
-  ReportBatchItemFailures an answer is not read ("Lambda will not process these responses unless the
-  ReportBatchItemFailures feature is explicitly turned on").
-- "Lambda event source mappings process each event at least once, and duplicate processing of records can occur" ("How
-  Lambda processes records from stream and queue-based event sources"): a function that dies after its side effect
+  The page says that with several entries the record with the lowest sequence number is the checkpoint and every
+  record from it on is retried; that an empty or missing list, or no answer, is a complete success, and an empty or
+  missing itemIdentifier, or a key of another name, a complete failure; and that with BisectBatchOnFunctionError on
+  too, the batch is bisected at the returned sequence number and only the remaining records are retried. In the lab a
+  partial failure checkpoints before the lowest failed record and retries the records from it on, counted as one
+  retry of them, whether or not bisection is on. Without ReportBatchItemFailures an answer is not read ("these
+  responses will not be processed by Lambda unless the ReportBatchItemFailures feature is explicitly turned on").
+- "Lambda event source mappings process each event at least once, and duplicate processing of records can occur"
+  ("How Lambda processes records from stream and queue-based event sources"): a function that dies after its side effect
   and before its batch is checkpointed is invoked again with the batch. Explored with faults=("crash",), the
   explorer's crash after one of the handler's writes (helpers/explore.py) is such a death: the invocation ends there,
   and the mapping invokes the handler again with the same batch, one more attempt.
@@ -242,11 +241,11 @@ def stream_of(streams, table_name):
             break
         start = {"ExclusiveStartStreamArn": answer["LastEvaluatedStreamArn"]}
     latest = max(listed, key=lambda stream: stream["StreamLabel"], default=None)
-    status = latest and streams.describe_stream(StreamArn=latest["StreamArn"], Limit=1)["StreamDescription"]["StreamStatus"]
-    if status not in ("ENABLED", "ENABLING"):
+    described = latest and streams.describe_stream(StreamArn=latest["StreamArn"], Limit=1)["StreamDescription"]
+    if not described or described["StreamStatus"] not in ("ENABLED", "ENABLING"):
         raise MappingError(f"Table {table_name!r} has no stream enabled (or does not exist here): give it one with "
-                           "StreamSpecification (StreamEnabled true and a StreamViewType) in CreateTable or UpdateTable "
-                           "first")
+                           "StreamSpecification (StreamEnabled true and a StreamViewType) in CreateTable or "
+                           "UpdateTable first")
     return latest["StreamArn"]
 
 

@@ -326,7 +326,8 @@ def orders(frame, broken, outcome=None):
         barmode="overlay", height=150 + 30 * len(rows), margin={"t": 80, "r": 20, "b": 50},
         xaxis={"title": "step (one request reaches DynamoDB)", "range": [-0.1, longest * 1.9 + 1], "dtick": 1,
                "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},
-        yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": names}, legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
+        yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": names},
+        legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
         uniformtext_minsize=8)
     return figure
 

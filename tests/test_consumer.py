@@ -198,7 +198,7 @@ def test_settings_lambda_refuses_are_refused_saying_what_it_accepts(lab, orders,
 
 def test_a_table_without_a_stream_is_refused_saying_how_to_give_it_one(lab):
     make_table(lab.client, TABLE, stream=False)
-    with pytest.raises(MappingError, match="has no stream enabled: give it one with StreamSpecification"):
+    with pytest.raises(MappingError, match=r"no stream enabled \(or does not exist here\): give it one with Stream"):
         EventSourceMapping(lab, TABLE, Recorder())
     lab.client.delete_table(TableName=TABLE)
 

@@ -14,16 +14,16 @@ PAYMENTS_EXPLORED = (("pay-1", "alice", 30), ("pay-2", "bob", 20), ("pay-3", "al
 CUSTOMERS = ("alice", "bob", "carol")
 STRESS_PAYMENTS = 24
 STRESS_BATCH = 5
-DIED_TWICE = (" Why: the invocation died after that write and before its batch was checkpointed, so the mapping handed "
-              "the whole batch over again, and add_payment met records it had added already. Make each record's "
+DIED_TWICE = (". Why: the invocation died after that write and before its batch was checkpointed, so the mapping "
+              "handed the whole batch over again, and add_payment met records it had added already. Make each record's "
               "effect happen once per eventID, in the same write (a condition on the total) or in one transaction "
               "with a marker item")
-DIED_BETWEEN = (" Why: the invocation died between add_payment's writes, leaving a record marked as done without its "
+DIED_BETWEEN = (". Why: the invocation died between add_payment's writes, leaving a record marked as done without its "
                 "amount, so its second delivery added nothing. Mark it and add its amount in one write or one "
                 "transaction")
-RESENT = (" Why: the write's response was lost and the SDK sent it again: a write that is not refused the second "
+RESENT = (". Why: the write's response was lost and the SDK sent it again: a write that is not refused the second "
           "time (a condition on the record's eventID) is applied twice")
-SHARED = (" Why: two different payments were taken for one. Remember the record's eventID, which no two records "
+SHARED = (". Why: two different payments were taken for one. Remember the record's eventID, which no two records "
           "share, not what two payments may have in common")
 
 
@@ -107,9 +107,9 @@ def check_add_payment(add_payment):
     with tracing(False):
         problem, deliveries = stress(lab, add_payment)
         if problem:
-            return Report("add_payment", False, f"{problem} ({STRESS_PAYMENTS} payments in batches of {STRESS_BATCH}, "
-                                                "each batch's first invocation failing after its records were added, as "
-                                                "weak as DynamoDB)", STRESS_PAYMENTS, None, deliveries=deliveries)
+            stage = (f"{STRESS_PAYMENTS} payments in batches of {STRESS_BATCH}, each batch's first invocation failing "
+                     "after its records were added, as weak as DynamoDB")
+            return Report("add_payment", False, f"{problem} ({stage})", STRESS_PAYMENTS, None, deliveries=deliveries)
         hidden = hidden_error("add_payment", add_payment, lambda: payments_table(PAYMENTS_EXPLORED),
                               lambda table, n: [(table, sample_record(lab))])
     if hidden:
