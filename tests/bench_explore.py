@@ -14,8 +14,9 @@ on top of the work of an order):
 - 25's transfer as its checker explores it (helpers.checks.explored): two transfers of 60 from A, each one
   TransactWriteItems sent again on a conflict, on DynamoDB's model with lost responses and crashes; each behaviour
   starts from a fresh table holding three accounts and ends with the checker's three reads.
-Last, two explorations of the model timed alone (goal: at most 5 s each): the racy clients with their default reads,
-and a two-item transfer against a BatchGetItem.
+Last, three explorations timed alone (goal: at most 5 s each): the racy clients with their default reads on the model,
+a two-item transfer against a BatchGetItem, and a stream consumer (helpers.consumer) handed 3 records in one batch,
+its invocation dying after any one of its 3 writes (the batch then handed over again).
 """
 import random
 import statistics
@@ -27,6 +28,7 @@ from botocore.exceptions import ClientError
 from helpers import connect, fresh_table, tracing
 from helpers.checks import explored
 from helpers.checks.p25 import OPENING, account_key, fresh_accounts, two_transfers_from_a
+from helpers.consumer import EventSourceMapping
 from helpers.explore import explore
 
 MODEL_GOAL = 5.0
@@ -157,12 +159,14 @@ def main(repeats=REPEATS):
         print(f"  {name}: {count} behaviours, {1 / seconds:.1f} per second; each {requests:.1f} plain requests, "
               f"{in_orders:.2f} plain orders (median of {len(runs)})")
 
-    for name, (clients, reset, check) in (("3 racy clients, default reads", (clients, reset, check)),
-                                          ("a transfer against a BatchGetItem", transfer_scenario())):
+    for name, (clients, reset, check), faults in (
+            ("as weak as DynamoDB, 3 racy clients, default reads", (clients, reset, check), ()),
+            ("as weak as DynamoDB, a transfer against a BatchGetItem", transfer_scenario(), ()),
+            ("a consumer of 3 records, its invocation dying after any write", consumer_scenario(), ("crash",))):
         began = time.perf_counter()
-        orders = explore(clients, reset, check, consistency="dynamodb")
+        orders = explore(clients, reset, check, consistency="dynamodb", faults=faults)
         took = time.perf_counter() - began
-        print(f"explorer as weak as DynamoDB, {name}: {len(orders)} behaviours in {took:.2f} s "
+        print(f"explorer, {name}: {len(orders)} behaviours in {took:.2f} s "
               f"(goal: at most {MODEL_GOAL:g} s)")
 
 
@@ -185,6 +189,28 @@ def transfer_scenario():
             table.put_item(Item={**key, "balance": 100})
 
     return {"transfer": transfer_once, "audit": audit}, reset, lambda results: results["audit"] == 200
+
+
+def consumer_scenario():
+    """(clients, reset, check): a function on a stream that ADDs each of 3 payments to a total, in one batch."""
+    lab = connect(quiet=True)
+
+    def reset():
+        payments = fresh_table("p35-payments", lab)
+        fresh_table("p35-totals", lab)
+        for n in range(3):
+            payments.put_item(Item={"PK": f"PAYMENT#pay-{n}", "customer": "alice", "amount": 10})
+
+    def add(event, context):
+        for record in event["Records"]:
+            lab.client.update_item(TableName="p35-totals", Key={"PK": "TOTAL#alice"}, UpdateExpression="ADD #t :a",
+                                   ExpressionAttributeNames={"#t": "total"}, ExpressionAttributeValues={":a": 10})
+
+    def check(_):
+        return lab.client.get_item(TableName="p35-totals", Key={"PK": "TOTAL#alice"},
+                                   ConsistentRead=True)["Item"]["total"] == 30
+
+    return {"consumer": lambda: EventSourceMapping(lab, "p35-payments", add, batch_size=3).drain()}, reset, check
 
 
 if __name__ == "__main__":
