@@ -41,8 +41,12 @@ say it:
 
 Explored: `drain()` is a client function of its own (`explore({"consumer": mapping.drain, ...})`): each request the
 handler sends is a step, and the mapping's GetShardIterator and GetRecords, sent between steps, read what the steps so
-far left in the stream. It delivers what the stream holds when it catches up; a record written after that is not
-delivered in that order.
+far left in the stream (an explored transaction's records enter it when its last item becomes visible,
+helpers/labserver/streamlog.py). It delivers what the stream holds when it catches up; a record written after that is
+not delivered in that order. Its DynamoDB Streams requests are not steps, so the explorer's reduction does not know
+what they read: beside clients that write, two orders that differ only in when the consumer polled may be counted
+once. Explore a consumer alone, beside the writes its stream was given in `reset` (as notebook 35 and its checker do),
+or replay the orders you mean.
 
 Not modelled: the Kinesis Data Streams mode (its reordered and duplicated records), ParallelizationFactor (one batch
 per shard at a time, as its default 1), MaximumRecordAgeInSeconds, MaximumBatchingWindowInSeconds (0: a batch is what

@@ -7,7 +7,7 @@ from botocore.exceptions import ClientError
 
 from helpers import tracing
 from helpers.consumer import DRAIN_ATTEMPTS, EventSourceMapping, MappingError
-from helpers.explore import explore
+from helpers.explore import explore, replay
 
 TABLE = "p35-consumer"
 EMAILS = "p35-consumer-emails"
@@ -261,3 +261,42 @@ def test_an_email_claimed_by_its_event_id_is_sent_once_whenever_the_invocation_d
     orders = explore(clients, reset, lambda results: sent(results) == ["ORDER#1", "ORDER#2"],
                      faults=("crash", "lost_response"))
     assert orders["ok"].all() and len(orders) >= 5
+
+
+def relay_after(lab, write, schedule):
+    """(whether ORDER#1 was visible, the orders whose records it read) for a relay that reads ORDER#1 strongly, then
+    drains the stream, played beside `write` (a function of the lab's client) in `schedule`."""
+    def reset():
+        make_table(lab.client, TABLE)
+
+    def relay():
+        visible = "Item" in lab.client.get_item(TableName=TABLE, Key={"PK": "ORDER#1"}, ConsistentRead=True)
+        handled = []
+        EventSourceMapping(lab, TABLE, lambda event, context: handled.extend(event["Records"])).drain()
+        return visible, tuple(sorted(order_of(record) for record in handled))
+
+    with tracing(False):
+        return replay({"writer": lambda: write(lab.client), "relay": relay}, reset, schedule)["relay"]
+
+
+def place_two_orders(client):
+    """ORDER#1 and ORDER#2 in one transaction."""
+    client.transact_write_items(TransactItems=[
+        {"Put": {"TableName": TABLE, "Item": {"PK": f"ORDER#{n}", "amount": n}}} for n in (1, 2)])
+
+
+def batch_two_orders(client):
+    """ORDER#1 and ORDER#2 in one BatchWriteItem."""
+    client.batch_write_item(RequestItems={TABLE: [
+        {"PutRequest": {"Item": {"PK": f"ORDER#{n}", "amount": n}}} for n in (1, 2)]})
+
+
+def test_an_explored_transactions_records_enter_the_stream_together_when_its_last_item_becomes_visible(lab):
+    assert relay_after(lab, place_two_orders, ["writer", "writer+0", "relay", "writer+1"]) == (True, ())
+    assert relay_after(lab, place_two_orders, ["writer", "relay", "writer+0", "writer+1"]) == (False, ())
+    assert relay_after(lab, place_two_orders, ["writer", "writer+0", "writer+1", "relay"]) == (True, (1, 2))
+
+
+def test_an_explored_batch_writes_records_enter_the_stream_item_by_item(lab):
+    assert relay_after(lab, batch_two_orders, ["writer", "writer+0", "relay", "writer+1"]) == (True, (1,))
+    assert relay_after(lab, batch_two_orders, ["writer", "writer+1", "relay", "writer+0"]) == (False, (2,))

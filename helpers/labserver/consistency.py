@@ -65,6 +65,7 @@ from collections import defaultdict
 from moto.dynamodb.exceptions import TransactionCanceledException
 from moto.dynamodb.models.dynamo_type import DynamoType
 
+from . import streamlog
 from .knobs import find_table
 from .regions import here
 
@@ -191,6 +192,7 @@ class Model:
             elif transaction["batch"]:
                 for place in transaction["hidden"]:
                     self.land(self.histories[transaction["items"][place]], transaction["versions"][place])
+            enter_records(transaction)
         self.histories.clear()
         self.locked.clear()
         self.batched.clear()
@@ -235,9 +237,11 @@ class Model:
                 history.compact(now)
 
     def end_transaction(self, number):
-        """The transaction is no longer ongoing: its items can be written again (a sampled batch's last writes land)."""
+        """The transaction is no longer ongoing: its items can be written again (a sampled batch's last writes land),
+        and its stream records not entered yet enter their streams."""
         if "landing" in self.transactions[number]:
             self.land_due(self.transactions[number], time.monotonic(), every=True)
+        enter_records(self.transactions[number])
         for item_id in self.transactions.pop(number)["items"]:
             self.locked.pop(item_id, None)
             self.batched.pop(item_id, None)
@@ -292,9 +296,17 @@ class Model:
             bool(headers.get(HOLD_HEADER)) if self.exploring else bool(self.transaction_window))
         before = {identity: copy.deepcopy(find_table(name).get_item(*self.histories[identity].key))
                   for name, _, identity in named if batch and identity in self.histories}
-        answer = apply()
+        held = self.exploring and bool(named) and target in ("TransactWriteItems", "BatchWriteItem") and bool(
+            headers.get(HOLD_HEADER))
+        streamlog.holding = [] if held else None
+        try:
+            answer = apply()
+        finally:
+            records, streamlog.holding = streamlog.holding or [], None
         if answer[0] != 200:
             return answer, None
+        records = [(item_id(stream.table_name, record["dynamodb"]["Keys"]), stream, record)
+                   for stream, record in records]
         writer = headers.get(STEP_HEADER) or target
         if batch and self.mode == "sampled":
             return self.begin_sampled_batch(named, before, writer, now, answer)
@@ -311,7 +323,7 @@ class Model:
             return answer, None
         if batch:
             self.withhold(before)
-        return self.begin_transaction([identity for _, _, identity in named], answer, now, batch)
+        return self.begin_transaction([identity for _, _, identity in named], answer, now, batch, records)
 
     def begin_sampled_batch(self, named, before, writer, now, answer):
         """Sampled: each of a batch's puts and deletes takes effect at its own moment across the transaction window
@@ -375,15 +387,16 @@ class Model:
             return NEVER
         return max(reveal, now + random.uniform(*lag)) if lag else reveal
 
-    def begin_transaction(self, identities, answer, now, batch=False):
+    def begin_transaction(self, identities, answer, now, batch=False, records=()):
         """Keep the transaction (or explored batch) ongoing: a transaction's items are locked until it ends, a batch's
-        only waiting to become visible."""
+        only waiting to become visible. Its stream records (explored) wait too: a batch's each for its item, a
+        transaction's all for its end."""
         number = self.next_transaction
         self.next_transaction += 1
         until = NEVER if self.exploring else max(self.histories[identity].ready[-1][LEADER]
                                                          for identity in identities)
         self.transactions[number] = {"items": identities, "until": until, "hidden": set(range(len(identities))),
-                                     "batch": batch,
+                                     "batch": batch, "records": list(records),
                                      "versions": [len(self.histories[identity].images) - 1 for identity in identities]}
         for identity in identities:
             (self.batched if batch else self.locked)[identity] = number
@@ -403,6 +416,7 @@ class Model:
         version = transaction["versions"][place]
         if transaction["batch"]:
             self.land(history, version)
+            enter_records(transaction, transaction["items"][place])
         else:
             history.ready[version][LEADER] = ALWAYS
         transaction["hidden"].discard(place)
@@ -674,6 +688,18 @@ def respond(status, payload):
     """A JSON response with DynamoDB's body checksum, which botocore verifies."""
     body = json.dumps(payload).encode()
     return status, {"Content-Type": "application/x-amz-json-1.0", "x-amz-crc32": str(zlib.crc32(body))}, body
+
+
+def enter_records(transaction, identity=None):
+    """An explored transaction's or batch's stream records, kept as (item, stream, record), enter their streams: those
+    of the item `identity`, or every one left."""
+    kept = []
+    for item, stream, record in transaction.get("records", ()):
+        if identity is None or item == identity:
+            stream.enter(record)
+        else:
+            kept.append((item, stream, record))
+    transaction["records"] = kept
 
 
 def item_id(table_name, attributes):

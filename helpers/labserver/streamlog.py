@@ -30,6 +30,12 @@ streams instead of moto's StreamShard:
   ExpiredIteratorException. An iterator carries its position and the time it was returned, signed by the server,
   so the server keeps nothing per iterator (moto kept every one it handed out).
 - DescribeStream's Limit and ExclusiveStartShardId, ListStreams' Limit and ExclusiveStartStreamArn.
+- Explored (helpers/explore.py), a write the explorer holds while its items become visible one at a time
+  (consistency.py) keeps its records until they do: a TransactWriteItems's records enter the stream together, in
+  the order it changed its items, when its last item becomes visible and it ends ("after the transaction completes
+  successfully", below); each put or delete of a BatchWriteItem enters with its item. So a stream never shows a
+  change a read of the table could not see yet. Stronger than DynamoDB here: a transaction's records do not enter one
+  at a time or between other writes' records (the stream_lag knob shows that, sampled).
 - The stream_lag knob (knobs.py), sampled: "Changes made with transactions are propagated to global secondary
   indexes (GSIs), DynamoDB streams, and backups eventually, after the transaction completes successfully" (Developer
   Guide, "Amazon DynamoDB Transactions: How it works"). With it on, each record waits a delay drawn from its range
@@ -80,6 +86,7 @@ lag = None  # the stream_lag knob: None (a record enters its stream as its reque
 waiting = []  # stream_lag: [((moment it enters, arrival), (stream, item), record)], in the order they will enter
 last_entries = {}  # stream_lag: (stream, item) -> (moment, arrival) of the item's last waiting record
 arrivals = itertools.count()
+holding = None  # explored: a list the records of the request being applied go to, kept for its items to become visible
 
 INVALID_STREAM_ARN = "Invalid StreamArn"  # the AWS SDK for JavaScript's integration test of real DynamoDB Streams
 NO_SUCH_STREAM = "Requested resource not found: Stream: {} not found"  # DynamoDB Local's words
@@ -231,7 +238,9 @@ def applied(succeeded):
         record = stream.prepared(old, new)
         if record is None:
             continue
-        if lag is None:
+        if holding is not None:
+            holding.append((stream, record))
+        elif lag is None:
             stream.enter(record)
         else:
             wait(stream, record, now)
