@@ -351,6 +351,7 @@ def deliveries(frame, title=None):
     per invocation, a row per record, a square where the record was in that invocation's batch, coloured by what came
     of it and labelled with its attempt. A record handed over more than once has more than one square."""
     records = list(dict.fromkeys(event for events in frame["events"] for event in events))
+    row = 34 if len(records) <= 12 else 20  # a long stream's rows closer together
     figure = go.Figure()
     for kind, colour in DELIVERY_COLOURS.items():
         rows = frame[frame["outcome"].map(delivery_kind) == kind]
@@ -359,15 +360,15 @@ def deliveries(frame, title=None):
             continue
         x, y, attempts, outcomes = zip(*cells)
         figure.add_scatter(x=x, y=y, mode="markers+text", name=DELIVERY_WORDS[kind], text=[f"#{a}" for a in attempts],
-                           textfont={"color": "white", "size": 10}, marker={"symbol": "square", "size": 26,
-                                                                               "color": colour},
+                           textfont={"color": "white", "size": 10 if row > 20 else 8},
+                           marker={"symbol": "square", "size": row - 8, "color": colour},
                            hovertext=[f"invocation {i}, attempt {a}: {o}" for i, a, o in zip(x, attempts, outcomes)],
                            hoverinfo="text")
     handed = sum(len(events) for events in frame["events"])
     figure.update_layout(
         title={"text": title or f"{len(records)} records, handed to the function {handed} times in "
                                 f"{counted(len(frame), 'invocation')}", "y": 0.97, "yanchor": "top"},
-        height=170 + 34 * len(records), margin={"t": 80, "r": 20, "b": 50},
+        height=170 + row * len(records), margin={"t": 80, "r": 20, "b": 50},
         xaxis={"title": "invocation (#: its attempt)", "dtick": 1, "range": [0.4, len(frame) + 0.6]},
         yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": records},
         legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"})
