@@ -3,7 +3,7 @@ would plausibly write that count a redelivered record again, drop a payment, or 
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks.p35 import check_add_payment
+from helpers.checks.p35 import check_add_and_notify, check_add_payment
 
 pytestmark = pytest.mark.stress
 
@@ -166,3 +166,76 @@ def test_a_marker_claimed_before_a_separate_add_is_caught_when_the_adds_response
 def test_passing_something_else_than_a_function_says_what_to_pass(lab):
     with pytest.raises(TypeError, match="Pass your function itself"):
         check_add_payment("add_payment")
+
+
+def tell_once(table, customer):
+    """Write the customer's one notification, refused if it exists."""
+    try:
+        table.put_item(Item={"PK": f"NOTIFY#{customer}"}, ConditionExpression="attribute_not_exists(PK)")
+    except ClientError as error:
+        refused(error)
+
+
+def total_of(table, record):
+    """The record's customer's total, read strongly."""
+    return table.get_item(Key=total_key(record), ConsistentRead=True)["Item"]["total"]
+
+
+def add_and_notify_from_the_total(table, record):
+    """Correct: the payment added once per eventID; then, whoever added it, one notification once the total is 100."""
+    add_once_in_one_write(table, record)
+    if total_of(table, record) >= 100:
+        tell_once(table, payment(record)[0])
+
+
+def crossed_here(table, record):
+    """The payment added once per eventID, answering whether this call took the total to 100 (None: added before)."""
+    customer, amount = payment(record)
+    try:
+        new = table.update_item(Key=total_key(record), UpdateExpression="ADD #t :a, applied :ids",
+                                ConditionExpression="NOT contains(applied, :id)", ReturnValues="UPDATED_NEW",
+                                ExpressionAttributeNames={"#t": "total"},
+                                ExpressionAttributeValues={":a": amount, ":ids": {record["eventID"]},
+                                                           ":id": record["eventID"]})["Attributes"]["total"]
+    except ClientError as error:
+        refused(error)
+        return None
+    return new - amount < 100 <= new
+
+
+def notify_every_time_over(table, record):
+    """Broken: a notification of its own for every payment that leaves the total at 100 or more."""
+    add_once_in_one_write(table, record)
+    if total_of(table, record) >= 100:
+        table.put_item(Item={"PK": f"NOTIFY#{payment(record)[0]}#{record['eventID']}"})
+
+
+def notify_only_when_this_call_crossed(table, record):
+    """Broken: tells only when its own ADD crossed 100, so a redelivery after a death in between tells nobody."""
+    if crossed_here(table, record):
+        tell_once(table, payment(record)[0])
+
+
+def notify_again_when_added_before(table, record):
+    """Broken: tells when crossing, and again on a repeat that finds the total at 100, under a key of its own."""
+    crossed = crossed_here(table, record)
+    if crossed or crossed is None and total_of(table, record) >= 100:
+        table.put_item(Item={"PK": f"NOTIFY#{payment(record)[0]}#{record['eventID']}#{crossed}"})
+
+
+def test_a_notification_decided_from_the_total_and_written_once_passes(lab):
+    report = check_add_and_notify(add_and_notify_from_the_total)
+    assert report.passed, report.message
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (notify_every_time_over, "alice's total reached 130 and alice was told 2 times (in 1 of the 1 distinct orders"),
+    (notify_only_when_this_call_crossed, "alice's total reached 130 and alice was never told (in 12 of the 47 "
+                                         "distinct orders in which the consumer's requests can reach DynamoDB). Why: "
+                                         "the invocation died after the payment was added and before the customer"),
+    (notify_again_when_added_before, "Why: each notification is written under a key of its own"),
+    (add_every_time, "alice's total reached 130 and alice was never told"),
+])
+def test_a_wrong_notification_is_caught_saying_who_was_told_how_often(lab, wrong, words):
+    report = check_add_and_notify(wrong)
+    assert not report.passed and words in report.message
