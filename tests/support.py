@@ -7,8 +7,16 @@ import time
 from pathlib import Path
 
 from botocore.exceptions import ClientError
+from hypothesis import HealthCheck, Phase
 
 from helpers.explore import parse_move
+
+# Property tests: a fixed seed (derandomize), no example database (nothing written to the tree), no "explain" phase
+# (it reruns variants of a failing example: each one an exploration).
+PROPERTY_SETTINGS = dict(deadline=None, database=None, derandomize=True, print_blob=False,
+                         phases=[Phase.explicit, Phase.generate, Phase.shrink],
+                         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                                HealthCheck.filter_too_much])
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 

@@ -48,11 +48,12 @@ from dataclasses import dataclass
 
 import pytest
 from botocore.exceptions import ClientError
-from hypothesis import HealthCheck, Phase, assume, given, reject, settings
+from hypothesis import assume, given, reject, settings
 from hypothesis import strategies as st
 
 from helpers import fresh_table
 from helpers.explore import Crashed, TooManyOrders, explore
+from support import PROPERTY_SETTINGS
 
 TABLE = "p28-gsi-consistency"  # PK/SK, and a global secondary index GSI1 (GSI1PK, GSI1SK)
 INDEX = "GSI1"
@@ -542,14 +543,6 @@ def scenarios(draw, max_total=MAX_TOTAL):
     assume(not batched & transacted)
     assume(any(written_items(request) for requests_ in clients for request in requests_))  # reads alone: no race
     return scenario
-
-
-# A fixed seed (derandomize), no example database (nothing written to the tree), no "explain" phase (it reruns
-# variants of a failing example: each one an exploration).
-PROPERTY_SETTINGS = dict(deadline=None, database=None, derandomize=True, print_blob=False,
-                         phases=[Phase.explicit, Phase.generate, Phase.shrink],
-                         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                                HealthCheck.filter_too_much])
 
 
 @settings(max_examples=40, **PROPERTY_SETTINGS)
