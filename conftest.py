@@ -11,7 +11,7 @@ NOTEBOOKS = sorted((Path(__file__).parent / "notebooks").glob("*.ipynb"))
 BROWSER_TEST = "tests/browser/test_browser_notebooks.py::test_notebook_runs_in_the_browser["
 BROWSER_GROUPS = 2
 SPLIT_FILES = ("tests/test_checks_p25.py", "tests/test_checks_p26.py", "tests/test_checks_p27.py",
-               "tests/test_checks_p28.py", "tests/test_checks_practice.py")
+               "tests/test_checks_p28.py", "tests/test_checks_p35.py", "tests/test_checks_practice.py")
 LONGEST_FIRST = ("tests/test_checks_p28.py", "tests/test_binder.py", "browser-", "tests/test_checks_p26.py",
                  "tests/test_learner_kernel.py", "notebooks/25-", "tests/test_checks_p27.py", "notebooks/24-")
 
