@@ -18,9 +18,10 @@ say it:
 - MaximumRetryAttempts: -1 (the default) "means infinite: failed records are retried until the record expires", after
   24 hours; 0 to 10,000 retries otherwise. When they are spent, "Lambda discards the records and continues processing
   batches from the stream" ("Retain discarded records for a DynamoDB event source in Lambda"; the lab keeps no
-  on-failure destination: the discarded records are in the answer's row). `drain` stops retrying a batch whose
-  retries are infinite after DRAIN_ATTEMPTS attempts and says the shard is blocked: Lambda would go on for a day, and
-  nothing after that batch would be processed meanwhile.
+  on-failure destination: the discarded records are in the answer's row). A batch whose retries are infinite and
+  that fails DRAIN_ATTEMPTS times blocks its shard: `drain` delivers nothing after it and says so (Lambda would go on
+  for up to a day first, "a bad record can block processing on the affected shard for up to one day"); the next
+  `drain()` hands it over again.
 - BisectBatchOnFunctionError "splits a failed batch into two smaller batches, isolating bad records and avoiding
   timeouts. Splitting batches doesn't consume the retry quota" (the same page). The lab splits a failed batch of two or
   more records in two halves (the first half gets the extra record of an odd batch), processes the first half, then
@@ -128,8 +129,10 @@ class EventSourceMapping:
                 return
             pending = [Batch(records)]
             while pending:
-                batch = pending.pop(0)
-                pending[:0] = self.invoke(batch)
+                after = self.invoke(pending.pop(0))
+                if after is None:
+                    return  # blocked: the shard waits, its checkpoint before the batch that keeps failing
+                pending[:0] = after
             self.checkpoints[shard_id] = records[-1]["dynamodb"]["SequenceNumber"]
             iterator = answer.get("NextShardIterator")
 
@@ -154,7 +157,7 @@ class EventSourceMapping:
 
     def invoke(self, batch):
         """Hand one batch to the handler; the batches still to hand over because of what came of it (a retry, the two
-        halves of a split, the records after a partial failure), first first."""
+        halves of a split, the records after a partial failure), first first; None when the shard is blocked."""
         outcome, failed_from = self.call(batch.records)
         row = {"invocation": len(self.invocations) + 1, "attempt": batch.attempt,
                "records": [record["dynamodb"]["SequenceNumber"] for record in batch.records],
@@ -168,7 +171,8 @@ class EventSourceMapping:
         return self.after_failure(batch, row, split_ok=True)
 
     def after_failure(self, batch, row, split_ok):
-        """The batches to hand over after `batch` failed: its halves, itself again, or none (retries spent)."""
+        """The batches to hand over after `batch` failed: its halves, itself again, none (retries spent), or None (the
+        shard blocked: retries unbounded, DRAIN_ATTEMPTS made)."""
         if split_ok and self.bisect and len(batch.records) > 1:
             middle = (len(batch.records) + 1) // 2
             row["outcome"] += f"; split into {middle} and {len(batch.records) - middle}"
@@ -179,7 +183,7 @@ class EventSourceMapping:
         if self.retries == -1 and batch.attempt >= DRAIN_ATTEMPTS:
             row["outcome"] += (f"; still failing after {DRAIN_ATTEMPTS} attempts: Lambda would retry it until the "
                                "records expire (24 hours), processing nothing after them on the shard meanwhile")
-            return []
+            return None
         return [Batch(batch.records, batch.attempt + 1)]
 
     def call(self, records):

@@ -166,12 +166,16 @@ def test_a_partial_batch_response_is_not_read_unless_report_batch_item_failures_
     assert handler.batches == [[1, 2]] and list(rows["outcome"]) == ["ok"]
 
 
-def test_infinite_retries_stop_the_drain_saying_the_shard_is_blocked(lab, orders):
+def test_a_batch_whose_retries_are_infinite_blocks_its_shard_until_it_succeeds(lab, orders):
     orders(1, 2)
-    handler = Recorder(fail=lambda numbers, attempt: 1 in numbers)
-    rows = EventSourceMapping(lab, TABLE, handler, batch_size=1).drain()
-    assert handler.batches == [[1]] * DRAIN_ATTEMPTS + [[2]]
+    fixed = []
+    handler = Recorder(fail=lambda numbers, attempt: 1 in numbers and not fixed)
+    mapping = EventSourceMapping(lab, TABLE, handler, batch_size=1)
+    rows = mapping.drain()
+    assert handler.batches == [[1]] * DRAIN_ATTEMPTS, "nothing after the failing batch"
     assert "Lambda would retry it until the records expire (24 hours)" in rows["outcome"][DRAIN_ATTEMPTS - 1]
+    fixed.append(True)
+    assert list(mapping.drain()["events"]) == [["INSERT ORDER#1"], ["INSERT ORDER#2"]]
 
 
 def test_latest_skips_what_the_stream_held_before_the_first_drain(lab, orders):
