@@ -1,5 +1,5 @@
-"""Test support for the checker tests: functions taken straight from notebooks, what a refusal is, and a transaction
-sent again on a conflict."""
+"""Test support: functions taken straight from notebooks, what a refusal is, a transaction sent again on a conflict,
+the property tests' Hypothesis settings, and a fresh table keyed by PK (with a stream) for the stream tests."""
 import ast
 import json
 import random
@@ -78,3 +78,16 @@ def all_or_nothing(table, actions, attempts=10):
                 return False
             time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
     raise RuntimeError("the transaction kept meeting other transactions")
+
+
+def keyed_table(client, name, stream=True):
+    """A fresh table keyed by PK (dropped first if it exists), with a NEW_IMAGE stream unless stream=False."""
+    try:
+        client.delete_table(TableName=name)
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ResourceNotFoundException":
+            raise
+    client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+        **({"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}} if stream else {}))

@@ -8,6 +8,7 @@ from botocore.exceptions import ClientError
 from helpers import tracing
 from helpers.consumer import DRAIN_ATTEMPTS, EventSourceMapping, MappingError
 from helpers.explore import explore, replay
+from support import keyed_table
 
 TABLE = "p35-consumer"
 EMAILS = "p35-consumer-emails"
@@ -16,17 +17,9 @@ pytestmark = pytest.mark.usefixtures("knobs_off")
 
 
 def make_table(client, name, stream=True):
-    """A fresh table keyed by PK, with a NEW_IMAGE stream unless stream=False."""
+    """A fresh table keyed by PK, with a NEW_IMAGE stream unless stream=False, made quietly."""
     with tracing(False):
-        try:
-            client.delete_table(TableName=name)
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ResourceNotFoundException":
-                raise
-        client.create_table(
-            TableName=name, BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-            **({"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}} if stream else {}))
+        keyed_table(client, name, stream)
 
 
 @pytest.fixture

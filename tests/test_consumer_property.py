@@ -18,14 +18,13 @@ import uuid
 from collections import Counter
 
 import pytest
-from botocore.exceptions import ClientError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import tracing
 from helpers.consumer import EventSourceMapping
 from helpers.explore import explore
-from support import PROPERTY_SETTINGS
+from support import PROPERTY_SETTINGS, keyed_table
 
 STREAM, EFFECTS = "p35-consumer-stream", "p35-consumer-effects"
 
@@ -46,25 +45,12 @@ def model_outcomes(records, batch_size, writes):
     return outcomes
 
 
-def fresh(client, name, stream):
-    """A fresh table keyed by PK, with a NEW_IMAGE stream if `stream`."""
-    try:
-        client.delete_table(TableName=name)
-    except ClientError as error:
-        if error.response["Error"]["Code"] != "ResourceNotFoundException":
-            raise
-    client.create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-        **({"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}} if stream else {}))
-
-
 def explored_outcomes(lab, records, batch_size, writes):
     """Every outcome the explorer finds for the consumer of `records` records, each handled with `writes` writes."""
     def reset():
         with tracing(False):
-            fresh(lab.client, STREAM, stream=True)
-            fresh(lab.client, EFFECTS, stream=False)
+            keyed_table(lab.client, STREAM)
+            keyed_table(lab.client, EFFECTS, stream=False)
             for record in range(records):
                 lab.client.put_item(TableName=STREAM, Item={"PK": f"R#{record}"})
 
