@@ -68,6 +68,7 @@ MAX_RETRIES = 10_000
 DRAIN_ATTEMPTS = 5
 STARTING_POSITIONS = ("TRIM_HORIZON", "LATEST")
 FUNCTION_NAME = "lab-consumer"
+STREAMS_CLIENTS = {}  # (backend kind, endpoint, Region) -> its DynamoDB Streams client
 
 
 class MappingError(ValueError):
@@ -231,10 +232,14 @@ def check_settings(batch_size, retries, starting_position):
 
 
 def streams_client(lab, region):
-    """A DynamoDB Streams client of the lab's backend, signed for `region`."""
-    endpoint = None if lab.kind == "aws" else lab.endpoint
-    session = boto3.session.Session(**{**lab.credentials, "region_name": region})
-    return session.client("dynamodbstreams", endpoint_url=endpoint)
+    """A DynamoDB Streams client of the lab's backend, signed for `region`: built once per backend and Region (a
+    client takes about 75 ms to build, and an explored checker makes a mapping for every behaviour)."""
+    key = (lab.kind, lab.endpoint, region)
+    if key not in STREAMS_CLIENTS:
+        endpoint = None if lab.kind == "aws" else lab.endpoint
+        session = boto3.session.Session(**{**lab.credentials, "region_name": region})
+        STREAMS_CLIENTS[key] = session.client("dynamodbstreams", endpoint_url=endpoint)
+    return STREAMS_CLIENTS[key]
 
 
 def stream_of(streams, table_name):
