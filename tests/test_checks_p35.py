@@ -223,8 +223,17 @@ def notify_again_when_added_before(table, record):
         table.put_item(Item={"PK": f"NOTIFY#{payment(record)[0]}#{record['eventID']}#{crossed}"})
 
 
-def test_a_notification_decided_from_the_total_and_written_once_passes(lab):
-    report = check_add_and_notify(add_and_notify_from_the_total)
+def notify_by_overwriting(table, record):
+    """Right, unusually: no condition at all, the customer's one notification item written again whenever the total
+    is 100 or more (a second write of the same key leaves one notification)."""
+    add_once_in_one_write(table, record)
+    if total_of(table, record) >= 100:
+        table.put_item(Item={"PK": f"NOTIFY#{payment(record)[0]}"})
+
+
+@pytest.mark.parametrize("right", [add_and_notify_from_the_total, notify_by_overwriting])
+def test_a_notification_decided_from_the_total_under_the_customers_key_passes(lab, right):
+    report = check_add_and_notify(right)
     assert report.passed, report.message
 
 
