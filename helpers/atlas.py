@@ -15,11 +15,14 @@ from botocore.exceptions import ClientError
 from IPython.display import display
 
 from . import explore
+from .consumer import streams_client
 from .tables import fresh_table
 from .trace import tracing
 from .widgets import FITTED_ROW_STYLE, StepThrough, fitted_row
 
 TABLE = "p33-isolation-atlas"
+STREAM_TABLE = "p33-atlas-stream"  # the stream row's: the same pair of items, in a table with a stream
+STREAM_ROW = "stream consumer (GetRecords)"
 X = {"PK": "PAIR", "SK": "x"}
 Y = {"PK": "PAIR", "SK": "y"}
 EMAIL = "EMAIL#ana@example.com"
@@ -43,6 +46,8 @@ ROWS = {
     "sentinel item in a transaction": ("client.transact_write_items(TransactItems=[{'Put': user},\n"
                                        "  {'Put': sentinel, 'ConditionExpression': 'attribute_not_exists(PK)'}])"),
     "BatchWriteItem": "client.batch_write_item(RequestItems={TABLE: [{'PutRequest': ...}, ...]})",
+    STREAM_ROW: ("it = streams.get_shard_iterator(StreamArn=..., ShardId=...,\n"
+                 "  ShardIteratorType='TRIM_HORIZON')['ShardIterator']\nstreams.get_records(ShardIterator=it)"),
 }
 
 ANOMALIES = {
@@ -83,6 +88,7 @@ NOT_A_READ_ROW = "it reads only what its own request writes or checks, on the le
 NO_OTHER_ITEM = ("a ConditionExpression sees only the item being written, so it cannot check the other doctor; "
                  "that is what ConditionCheck in a transaction is for (the row below).")
 SINGLE_ITEM_READ = "one item: see the two GetItems row for reading several."
+STREAM_NOT_INDEX = "it reads the table's stream, not an index."
 PREVENTED_BY = {
     "ConditionalCheckFailedException": "refused by a condition",
     "TransactionConflictException": "TransactionConflictException",
@@ -516,8 +522,79 @@ def run_cell(row, column, scenario, lab=None):
     return Cell(row, column, "prevented", how_prevented(frame, scenario.how), 0, len(frame), frame, scenario)
 
 
-def plan(table, client):
-    """{(row, column): a Scenario to explore, or (verdict, reason) for a cell that runs nothing}."""
+def stream_table(lab):
+    """A reset(): the stream row's table, fresh (a new stream), holding x and y at `numbers`, as put_numbers does."""
+    def with_numbers(**numbers):
+        def reset():
+            put_numbers(fresh_table(STREAM_TABLE, lab), **numbers)()
+        return reset
+    return with_numbers
+
+
+def stream_read(streams):
+    """A client function's read of the stream row's table's stream, from its start: ((SK, n), ...) of its records."""
+    def read():
+        arn = streams.list_streams(TableName=STREAM_TABLE)["Streams"][-1]["StreamArn"]
+        shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard,
+                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        return tuple((record["dynamodb"]["NewImage"]["SK"]["S"], int(record["dynamodb"]["NewImage"]["n"]["N"]))
+                     for record in streams.get_records(ShardIterator=iterator)["Records"])
+    return read
+
+
+def stream_scenarios(lab, streams):
+    """The stream row's cells: a consumer reading the stream where the other rows read the table ({column: Scenario})."""
+    table, client, read, numbers = lab.table(STREAM_TABLE), lab.client, stream_read(streams), stream_table(lab)
+    seen_at = lambda order, client_name: step_of(order, client_name, 3)  # noqa: E731 (its GetRecords)
+
+    def ana():
+        table.put_item(Item={**X, "n": 1})
+        return read()
+
+    def cancelled():
+        return code_of(lambda: client.transact_write_items(TransactItems=[
+            {"Update": {"TableName": STREAM_TABLE, "Key": X, "UpdateExpression": "SET n = :n",
+                        "ExpressionAttributeValues": {":n": 99}}},
+            {"ConditionCheck": {"TableName": STREAM_TABLE, "Key": Y,
+                                "ConditionExpression": "attribute_not_exists(PK)"}}]))
+
+    def transfer_on_stream():
+        return code_of(lambda: client.transact_write_items(TransactItems=[
+            {"Update": {"TableName": STREAM_TABLE, "Key": key, "UpdateExpression": "SET n = n + :d",
+                        "ExpressionAttributeValues": {":d": change}}} for key, change in ((X, -10), (Y, 10))]))
+
+    def half_seen(results):
+        seen = set(results["bob"])
+        return len(seen & {("x", 90), ("y", 110)}) != 1
+    return {
+        "stale read": Scenario(
+            {"alice": lambda: code_of(lambda: table.put_item(Item={**X, "n": 1})), "bob": read}, numbers(x=0),
+            anomaly=lambda order: ("x", 1) not in order["results"]["bob"] and seen_at(order, "bob") > step_of(
+                order, "alice"),
+            says=lambda order: "bob read the stream after alice's PutItem of x = 1 had returned, and its record was "
+                               "not there yet"),
+        "no read-your-writes": Scenario(
+            {"ana": ana}, numbers(x=0), holds=lambda results: ("x", 1) in results["ana"],
+            says=lambda order: "ana's PutItem of x = 1 returned, then her read of the stream had no record of it"),
+        "non-monotonic reads": Scenario(
+            {"alice": lambda: code_of(lambda: table.put_item(Item={**X, "n": 1})), "bob": lambda: (read(), read())},
+            numbers(x=0), holds=lambda results: results["bob"][1][:len(results["bob"][0])] == results["bob"][0],
+            how="the stream only grows: a record that has entered it stays, in its place",
+            says=lambda order: "bob's second read of the stream lacked a record his first had shown"),
+        "G1a aborted read": Scenario(
+            {"alice": cancelled, "bob": read}, numbers(x=0, y=0), holds=lambda results: ("x", 99) not in results["bob"],
+            how="a cancelled transaction writes no stream record",
+            says=lambda order: "bob read a record of x = 99, which only alice's cancelled transaction wrote"),
+        "G-single read skew": Scenario(
+            {"alice": transfer_on_stream, "bob": read}, numbers(x=100, y=100), holds=half_seen,
+            says=lambda order: "bob was handed the record of one side of alice's transfer and not of the other"),
+    }
+
+
+def plan(table, client, lab=None, streams=None):
+    """{(row, column): a Scenario to explore, or (verdict, reason) for a cell that runs nothing}; the stream row's
+    cells need the lab and a DynamoDB Streams client."""
     cells = {}
     read_rows = ("GetItem (default)", "GetItem, ConsistentRead", "two GetItems", "BatchGetItem", "TransactGetItems")
     one_item_writes = ("read, then PutItem", "read, then version-checked write", "ADD / SET n = n + :one",
@@ -541,6 +618,8 @@ def plan(table, client):
         cells[(row, "G2-item write skew")] = doctors(table, client, row)
     for row in ("Query the GSI, then write", "sentinel item in a transaction"):
         cells[(row, "stale index read")] = sign_ups(table, client, row)
+    if streams is not None:
+        cells.update({(STREAM_ROW, column): scenario for column, scenario in stream_scenarios(lab, streams).items()})
     return cells
 
 
@@ -548,6 +627,8 @@ def default_reason(row, column, read_rows, one_item_writes):
     """Why a cell runs nothing, in words."""
     if column == "G1b intermediate read":
         return NO_UNIT
+    if row == STREAM_ROW:
+        return READ_ONLY if column in ("G0 dirty write", "P4 lost update", "G2-item write skew") else STREAM_NOT_INDEX
     if column in ("G0 dirty write", "P4 lost update", "G2-item write skew") and row in read_rows:
         return READ_ONLY
     if column == "G0 dirty write" and row == "sentinel item in a transaction":
@@ -575,7 +656,7 @@ def build(lab, table=None):
     """Every cell of the atlas, explored: {(row, column): Cell}."""
     table = table or setup(lab)
     cells = {}
-    for (row, column), planned in plan(table, lab.client).items():
+    for (row, column), planned in plan(table, lab.client, lab, streams_client(lab, lab.client.meta.region_name)).items():
         if isinstance(planned, Scenario):
             cells[(row, column)] = run_cell(row, column, planned, lab)
         else:

@@ -5,7 +5,8 @@ PynamoDB's connection, Powertools' persistence layer or a lock client build thei
 plugins, named in BOTOCORE_EXPERIMENTAL__PLUGINS), and a DynamoDB client gets what the lab's own client has: its
 requests in the transcript, the gate of `run_at_once`, the explorer's hold (helpers/explore.py: a request sent on a
 client function's thread is that client's step, whichever botocore client sends it), the watch on the embedded
-server and, on AWS, the guard of tables the lab did not create (a client of another Region too). A client built in a
+server and, on AWS, the guard of tables the lab did not create (a client of another Region too). A DynamoDB Streams
+client of the lab's backend gets the explorer's hold alone (a stream consumer's requests are steps). A client built in a
 lab on the embedded server or DynamoDB Local that would reach Amazon's DynamoDB (no endpoint_url given) is refused at
 its first request, saying where it points; a client of another local server is left alone.
 """
@@ -26,7 +27,12 @@ def initialize_client_plugin(client):
     """botocore's hook for each client built: a DynamoDB client of the lab's backend gets the lab's hooks, once the lab
     is connected; one that would reach Amazon's DynamoDB from a lab on a local server is refused."""
     lab = backend.current_lab()
-    if lab is None or client.meta.service_model.service_name != "dynamodb":
+    service = client.meta.service_model.service_name
+    if lab is not None and service == "dynamodbstreams" and (
+            same_place(client.meta.endpoint_url, lab.endpoint) or lab.kind == "aws"):
+        from . import explore
+        explore.install_hold(client)  # a stream consumer's requests are explored steps too
+    if lab is None or service != "dynamodb":
         return
     endpoint = client.meta.endpoint_url
     if backend.is_aws_endpoint(endpoint) and lab.kind != "aws":

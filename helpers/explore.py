@@ -38,9 +38,20 @@ each item of a transaction becomes visible. A step (a "move", as a schedule name
   to back leave the same state in any order, so the explorer counts such a run once (in ascending order): what it
   counts is when each item becomes visible relative to the other clients' requests.
   DynamoDB publishes no bound on how long a transaction stays ongoing, but it is short, and with no bound at
-  all any retry loop could be starved: here each other client sends at most WINDOW (3) requests meanwhile, and
-  its next one waits until the transaction has ended (a scenario whose clients make at most three requests each
-  never meets the bound);
+  all any retry loop could be starved: here each other client sends at most WINDOW (3) requests naming one of its
+  items meanwhile, and its next one waits until the transaction has ended (a scenario whose clients make at most
+  three requests each never meets the bound; requests on other items do not count, helpers/reduction.py says why);
+- "stream#1": stream record 1 enters its table's stream (helpers/labserver/streamlog.py). Each record of a write to a
+  table with a stream enabled is on its way until this move, which the explorer may make at any point after the write
+  (a transaction's after it ends, a batch's put or delete after it lands), but after the records of the same item
+  made before it: so records of different items, and a transaction's records, reach the stream in any order and
+  between other writes' records, while each item's stay in order. The consumer's DynamoDB Streams requests
+  (ListStreams, DescribeStream, GetShardIterator, GetRecords) are steps like any other, so the explorer knows what
+  each one read. DynamoDB publishes no bound on how long a record takes to reach its stream, but with none a
+  consumer that polls for one could poll forever: here a client reads a stream at most WINDOW (3) times since a
+  record last entered it while records are on their way to it, and its next read waits until one enters. The
+  records still on their way when every client has finished are moves too, so `check` reads the streams as they
+  ended;
 - with faults=("lost_response", "crash"), a write may also be released as "alice!lost" (applied, then its
   response lost on the way back: the SDK retries it, a step of its own) or "alice!crash" (applied, then alice's
   process dies: the rest of her function never runs, and her result is a Crashed). Each fault happens at most
@@ -70,7 +81,7 @@ from botocore.exceptions import ClientError
 
 from . import labhttp, trace
 from .backend import connect
-from .reduction import Footprint, Keys, asleep, commute, wake
+from .reduction import STREAM_RECORDS, Footprint, Keys, asleep, commute, overlap, wake
 
 CLIENT_TIMEOUT = 10
 MAX_SCHEDULES = 1000
@@ -85,6 +96,8 @@ WINDOW = 3  # requests each other client may send while a transaction is ongoing
 DEFAULT_CONSISTENCY = "dynamodb"
 LATEST = {"session": 0}  # the last exploration or step-through (re)started in this process: the tables are its
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
+STREAM_READS = ("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords")  # DynamoDB Streams' operations
+ARRIVALS_HEADER = "x-lab-arrivals"  # the lab server's: the stream records that may enter their streams now
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
 FAULTS = ("lost_response", "crash")
 FAULT_MOVES = {"lost_response": "lost", "crash": "crash"}
@@ -210,6 +223,35 @@ def batch_items(body):
             for key in request.get("Keys") or [] if isinstance(key, dict)]
 
 
+class Arrival:
+    """A stream record entering its stream (streamlog.arrivals): a move the explorer makes, not a client's request."""
+
+    def __init__(self, event):
+        self.event = event
+        self.client, self.operation, self.answer, self.reply, self.note = event["by"], "arrival", "OK", "entered", ""
+        self.body = {}
+
+    @property
+    def move(self):
+        """'stream#1', as a schedule names it."""
+        return f"{self.client}#{self.event['id']}"
+
+    @property
+    def label(self):
+        """"stream: INSERT {PK: 'ORDER#1'} into orders' stream"."""
+        return f"{self.client}: {self.event['label']}"
+
+    @property
+    def summary(self):
+        """What the move does, for the panel's steps."""
+        return self.event["label"]
+
+    @property
+    def block(self):
+        """The move in the transcript."""
+        return f"    ({self.event['label']})"
+
+
 class Reveal:
     """An ongoing transaction of a held client: its items not yet visible (consistency.Model.reveal)."""
 
@@ -322,6 +364,8 @@ def note_answer(response, caught_exception, **_):
             run.answered(CURRENT.name, type(caught_exception).__name__, {})
             return
         request = run.answered(CURRENT.name, response[1].get("Error", {}).get("Code") or "OK", response[1])
+        if run.modelled:
+            run.arrivals = json.loads(response[0].headers.get(ARRIVALS_HEADER) or "[]")
         cost = response[0].headers.get(ORDER_COST_HEADER)
         if cost and run.order:
             run.cost = tuple(float(units) for units in cost.split())
@@ -350,14 +394,24 @@ def reply_summary(operation, answer, parsed):
         return f"{len(parsed['Items'])} items"
     if operation == "TransactGetItems":
         return "[" + ", ".join(trace.attributes(r["Item"]) if "Item" in r else "None" for r in parsed["Responses"]) + "]"
+    if operation == "GetRecords":
+        return "[" + ", ".join(record_words(record) for record in parsed.get("Records", [])) + "]"
     return "OK"
 
 
+def record_words(record):
+    """"INSERT {PK: 'ORDER#1'}": a stream record's event and its item's key."""
+    return f"{record.get('eventName')} {trace.attributes(record.get('dynamodb', {}).get('Keys', {}))}"
+
+
 def install_hold(client):
-    """Register the hold on a boto3 client once; threads that are not a run's clients pass straight through."""
-    client.meta.events.register("before-send.dynamodb", hold_request, unique_id=HOLD_ID)
-    client.meta.events.register("needs-retry.dynamodb", note_answer, unique_id=ANSWER_ID)
-    HELD.add(client)
+    """Register the hold on a boto3 DynamoDB (or DynamoDB Streams) client once; threads that are not a run's clients
+    pass straight through."""
+    service = client.meta.service_model.endpoint_prefix
+    client.meta.events.register(f"before-send.{service}", hold_request, unique_id=HOLD_ID)
+    client.meta.events.register(f"needs-retry.{service}", note_answer, unique_id=ANSWER_ID)
+    if service == "dynamodb":
+        HELD.add(client)
 
 
 def sleep_between_steps(seconds):
@@ -426,6 +480,8 @@ class Run:
         self.exited = 0
         self.go = {name: threading.Event() for name in clients}
         self.strays = []  # operations sent meanwhile from a thread no client runs on (note_stray)
+        self.arrivals = []  # the stream records that may enter their streams now, as the lab server last said
+        self.polls = {}  # (client, table) -> its reads of the table's stream since a record last entered it
 
     def start(self, workers):
         """Start every client on its worker thread and wait until each is held at its first request or done."""
@@ -497,15 +553,15 @@ class Run:
         item = batch_item(move)
         held = self.held.get(name)
         self.taken.append(move)
+        if kind == "#":
+            return self.arrive(place)
         if isinstance(held, Reveal) and kind == "+":
             return self.reveal(held, place)
         choices = held.choices if item is None else held.item_choices[item]
         choice = choices[place if kind == "~" else 0] if choices else None
         if item is not None and len(held.unread) > 1:
             return self.read_item(held, item, choice)
-        for other in self.held.values():
-            if isinstance(other, Reveal):
-                other.others[name] = other.others.get(name, 0) + 1
+        self.count_waits(name, self.footprint(move))
         with self.changed:
             request = self.held.pop(name)
             request.choice = choice
@@ -519,7 +575,20 @@ class Run:
             self.steps.append(request)
         self.go[name].set()
         self.settle()
+        if kind == "!" and place == "lost" and self.modelled:
+            self.arrivals = self.server.post({})["arrivals"]  # the records of the write whose answer never came
         return request
+
+    def count_waits(self, name, footprint):
+        """Count a request of `name` towards the window of each ongoing transaction naming one of its items, and
+        towards its reads of each stream it reads (reduction.py says why only those)."""
+        for other in self.held.values():
+            if isinstance(other, Reveal) and touches(footprint, self.keys.written(other.request.operation,
+                                                                                  other.request.body)):
+                other.others[name] = other.others.get(name, 0) + 1
+        for kind, table in footprint.items:
+            if kind == STREAM_RECORDS:
+                self.polls[name, table] = self.polls.get((name, table), 0) + 1
 
     def read_item(self, held, place, choice):
         """Read one item of a held BatchGetItem now, with the answer chosen; the request stays held."""
@@ -534,7 +603,7 @@ class Run:
         step.place = place
         held.hidden.remove(place)
         self.steps.append(step)
-        self.server.post({"reveal": [held.number, place]})
+        self.arrivals = self.server.post({"reveal": [held.number, place]})["arrivals"]
         if not held.hidden:
             with self.changed:
                 del self.held[held.client]
@@ -544,18 +613,34 @@ class Run:
             self.settle()
         return step
 
+    def arrive(self, number):
+        """Let stream record `number` enter its stream now."""
+        step = Arrival(next(event for event in self.arrivals if event["id"] == number))
+        self.steps.append(step)
+        for kind, table in step.event["touches"]:
+            self.polls = {key: count for key, count in self.polls.items() if key[1] != table}
+        self.arrivals = self.server.post({"arrive": number})["arrivals"]
+        return step
+
     @property
     def enabled(self):
         """The clients holding a request, in the order the scenario names them."""
         return [name for name in self.clients if name in self.held]
 
+    @property
+    def pending(self):
+        """True while a client holds a request or a stream record is on its way: the order goes on."""
+        return bool(self.held or self.arrivals)
+
     def moves(self, answers=True):
-        """Every move possible now, in the scenario's order of clients; with answers=False a read's other answers
-        are left out (ask `answers(name)` once that client is chosen). A client that has sent WINDOW requests while
-        a transaction is ongoing waits until it has ended."""
+        """Every move possible now: the stream records that may enter their streams, then the clients' moves in the
+        scenario's order of clients; with answers=False a read's other answers are left out (ask `answers(name)` once
+        that client is chosen). A client that has sent WINDOW requests while a transaction is ongoing, or while a
+        record is on its way, waits until it has ended or entered."""
         ongoing = [held for held in self.held.values() if isinstance(held, Reveal)]
-        moves = []
-        for name in [name for name in self.enabled if not any(held.others.get(name, 0) >= WINDOW for held in ongoing)]:
+        moves = [Arrival(event).move for event in self.arrivals]
+        for name in [name for name in self.enabled if not any(held.others.get(name, 0) >= WINDOW for held in ongoing)
+                     and not self.polled_out(name)]:
             held = self.held[name]
             if isinstance(held, Reveal):
                 moves += held.moves()
@@ -567,6 +652,16 @@ class Run:
                     held.choices = self.server.choices(held)
                 moves += held.moves(self.faults)
         return moves
+
+    def polled_out(self, name):
+        """True when `name` holds a read of a stream it has read WINDOW times since a record last entered it, while
+        records are on their way to it: the read waits until one enters."""
+        held = self.held[name]
+        if not self.arrivals or not isinstance(held, Request) or held.operation not in STREAM_READS:
+            return False
+        waiting = {table for event in self.arrivals for _, table in event["touches"]}
+        return any(kind == STREAM_RECORDS and self.polls.get((name, table), 0) >= WINDOW and table in waiting
+                   for kind, table in self.footprint(name).items)
 
     def reads(self, held):
         """True when a held request is a read whose answer the model may choose."""
@@ -588,6 +683,9 @@ class Run:
     def footprint(self, move, every_answer=False):
         """What move `move` touches (reduction.Footprint); every_answer: whichever answer its read gets."""
         name, kind, place = parse_move(move)
+        if kind == "#":
+            event = next(event for event in self.arrivals if event["id"] == place)
+            return Footprint(move, frozenset(tuple(touched) for touched in event["touches"]), True)
         held, item = self.held[name], batch_item(move)
         if isinstance(held, Reveal):
             written = self.keys.written(held.request.operation, held.request.body)
@@ -597,6 +695,8 @@ class Run:
         if item is not None:
             return Footprint(name, frozenset([self.keys.named(held.operation, held.body)[item]]), False, stale)
         items = frozenset(self.keys.named(held.operation, held.body))
+        if held.operation in STREAM_READS:
+            return Footprint(name, items, False)
         blind = held.operation not in READS and bool(items & self.locked())
         if held.operation == "TransactGetItems":
             return Footprint(name, items, False, meets_transactions=True, blind=blind)
@@ -623,10 +723,25 @@ class Run:
                 self.changed.wait(max(deadline - time.monotonic(), 0))
 
 
+def touches(footprint, items):
+    """True when a move with this footprint names one of `items` ((table, key) pairs)."""
+    return any(overlap(one, other) for one in footprint.items for other in items)
+
+
+def step_note(step):
+    """What the transcript's line over a step adds to its client: the item a BatchGetItem read and what the model or a
+    fault did to a request (" reads {PK: 'A'} (stale: ...)"); nothing for an item made visible or a record entering,
+    which the step's own line says."""
+    if isinstance(step, (Reveal, Arrival)):
+        return ""
+    return step.label[len(f"{step.client}: {step.operation}"):]
+
+
 def parse_move(move):
     """(client, kind, place) of a move: ("alice", "", 0), ("alice", "~", 2), ("alice", "+", 1), ("alice", "!", "lost"),
-    ("alice", "@", 1) for reading item 1 of her BatchGetItem (and "alice@1~2", its 2nd other answer: ("alice", "~", 2))."""
-    for kind in ("~", "+", "@"):
+    ("alice", "@", 1) for reading item 1 of her BatchGetItem (and "alice@1~2", its 2nd other answer: ("alice", "~", 2)),
+    ("stream", "#", 1) for stream record 1 entering its stream."""
+    for kind in ("~", "+", "@", "#"):
         name, sign, place = move.rpartition(kind)
         if sign and place.isdigit():
             return (name.rpartition("@")[0] if batch_item(name) is not None else name), kind, int(place)
@@ -798,7 +913,7 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
 
 def walk(run, prefix, choices, sleep, server):
     """Make the run's moves until no client is held: the prefix's, then the first possible that does not sleep."""
-    while run.held:
+    while run.pending:
         chosen, tried = choose(run, prefix, choices, sleep)
         if chosen is None:
             run.blocked = True
@@ -855,7 +970,7 @@ def transition(move):
     """The request or item a move makes: ("alice", "", 0) for any answer or fault of her held request, ("alice", "+", 1)
     for item 1 of her transaction made visible, ("alice", "@", 1) for item 1 of her BatchGetItem read."""
     name, kind, place = item_move(move)
-    return (name, kind, place) if kind in ("+", "@") else (name, "", 0)
+    return (name, kind, place) if kind in ("+", "@", "#") else (name, "", 0)
 
 
 def item_move(move):
@@ -900,7 +1015,8 @@ def too_many(max_schedules, first_run):
     """The ValueError for a scenario with more orders than max_schedules, with an estimate and the cure."""
     counts = {}
     for request in first_run.steps:
-        counts[request.client] = counts.get(request.client, 0) + 1
+        name = "records entering streams" if isinstance(request, Arrival) else request.client
+        counts[name] = counts.get(name, 0) + 1
     estimate = factorial(sum(counts.values())) // prod(factorial(n) for n in counts.values())
     per_client = ", ".join(f"{name} {n}" for name, n in counts.items())
     return TooManyOrders(
@@ -1029,8 +1145,7 @@ def replay(clients, reset, schedule, check=None, *, lab=None, timeout=CLIENT_TIM
             request = stepper.step(name)
             with trace.TRACER.lock:
                 trace.TRACER.flush()
-                stale = request.label[len(f"{request.client}: {request.operation}"):]
-                print(f"--- {request.client}{stale} ---\n{request.block}\n")
+                print(f"--- {request.client}{step_note(request)} ---\n{request.block}\n")
         if not stepper.done:
             raise ExplorationError(f"After {' -> '.join(schedule)}, clients {', '.join(stepper.enabled)} still "
                                    "hold requests: a schedule names every step until all clients are done.")
@@ -1063,7 +1178,7 @@ class Stepper:
             if self.server is not None:
                 self.server.explore()
             start_state(self.reset_state, self.server)
-            self.run = Run(self.clients, self.timeout, self.server, self.faults)
+            self.run = Run(self.clients, self.timeout, self.server, self.faults, keys=Keys(self.lab.client))
             try:
                 with watched(self.run):
                     self.run.start(self.workers)
@@ -1088,10 +1203,10 @@ class Stepper:
         held again or done; return the step."""
         with trace.tracing(False), self.turn():
             self.resume()
-            name = parse_move(move)[0]
-            if name not in self.clients:
+            name, kind, _ = parse_move(move)
+            if name not in self.clients and kind != "#":
                 raise ValueError(f"No client named {name!r}; the clients are {', '.join(self.clients)}.")
-            if name not in self.run.held:
+            if name not in self.run.held and kind != "#":
                 state = "has finished" if name in self.run.results else "holds no request"
                 raise ValueError(f"{name} {state}; clients with a request to send: "
                                  f"{', '.join(self.enabled) or 'none'}.")
@@ -1146,6 +1261,9 @@ class Stepper:
         described = {}
         for move in possible:
             name, kind, place = parse_move(move)
+            if kind == "#":
+                described[move] = next(event["label"] for event in self.run.arrivals if event["id"] == place)
+                continue
             held, item = self.run.held[name], batch_item(move)
             if item is not None:
                 choices = held.item_choices[item]

@@ -206,15 +206,19 @@ CLIENT_COLOURS = ("#1565c0", "#ef6c00", "#6a1b9a", "#00838f")
 MOVE_SHADES = {"#1565c0": ("#64b5f6", "#bbdefb"), "#ef6c00": ("#ffb74d", "#ffe0b2"),
                "#6a1b9a": ("#ba68c8", "#e1bee7"), "#00838f": ("#4dd0e1", "#b2ebf2")}
 ORDERS_UP_TO = 24
+ARRIVAL_COLOUR = "#ffe082"  # a stream record entering its stream: no client's move
 
 
 def move_colours(moves):
     """{move: (fill, text colour)}: a colour per client, and lighter shades of it for that client's other moves (a
     transaction's item becoming visible, an older copy answering, a fault), so every move of alice looks like alice."""
-    bases = list(dict.fromkeys(parse_move(move)[0] for move in moves))
+    bases = list(dict.fromkeys(parse_move(move)[0] for move in moves if parse_move(move)[1] != "#"))
     seen, colours = {}, {}
     for move in moves:
-        base = parse_move(move)[0]
+        base, kind, _ = parse_move(move)
+        if kind == "#":
+            colours[move] = (ARRIVAL_COLOUR, "#212121")
+            continue
         colour = CLIENT_COLOURS[bases.index(base) % len(CLIENT_COLOURS)]
         if move == base:
             colours[move] = (colour, "white")
@@ -238,23 +242,30 @@ def move_words(move):
         return f"{name}: BatchGetItem reads item {place + 1}"
     if kind == "!":
         return f"{name}: {FAULT_WORDS[place]}"
+    if kind == "#":
+        return "a record enters its stream"
     return name
 
 
 def cell_words(steps):
     """{step: its words short enough for a cell}. A transaction's item becoming visible ("TransactWriteItems makes
     {PK: 'USER#grace', SK: 'PROFILE'} visible") is named by the part of its key that tells the items apart
-    ("USER#grace visible"); a read an older copy answered is "Query (stale)"; a write with a fault is its operation
+    ("USER#grace visible"); a record entering a stream is named by its item's key ("ORDER#1 in stream"); a read an older
+    copy answered is "Query (stale)"; a write with a fault is its operation
     alone ("PutItem": the cell's colour and the legend say "response lost" or "crashes"); other steps keep their
     words."""
     keys = {step: tuple(re.findall(r"'([^']*)'", step)) for step in steps
             if " makes " in step and step.endswith(" visible") and "'" in step}
+    entering = {step: " ".join(re.findall(r"'([^']*)'", step.split("}")[0])) for step in steps
+                if step.endswith("'s stream") and "'" in step}
     distinct = set(keys.values())
     telling = next((i for i in range(max(map(len, distinct), default=0))
                     if len({key[i] for key in distinct if len(key) > i}) == len(distinct)), None)
     words = {}
     for step in steps:
-        if step in keys:
+        if step in entering:
+            words[step] = f"{entering[step]} in stream"
+        elif step in keys:
             key = keys[step]
             words[step] = (key[telling] if telling is not None and telling < len(key) else " ".join(key)) + " visible"
         elif " (stale: " in step:
@@ -288,7 +299,7 @@ def orders(frame, broken, outcome=None):
     clients = list(dict.fromkeys(name for schedule in frame["schedule"] for name in schedule))
     colours = move_colours(clients)
     words = cell_words({label.split(": ", 1)[1] for steps in rows["steps"] for label in steps})
-    figure = go.Figure()
+    figure, legend = go.Figure(), set()
     for client in clients:
         cells = [(names[r], step, label.split(": ", 1)[1], step == rows["doomed_at"][r], rows["answers"][r][step])
                  for r in range(len(rows)) for step, label in enumerate(rows["steps"][r])
@@ -298,7 +309,9 @@ def orders(frame, broken, outcome=None):
         y, x, steps, doomed, answers = zip(*cells)
         text = [words[step] for step in steps]
         colour, text_colour = colours[client]
-        figure.add_bar(x=[None], y=names[:1], orientation="h", name=move_words(client), marker_color=colour)
+        if move_words(client) not in legend:
+            legend.add(move_words(client))
+            figure.add_bar(x=[None], y=names[:1], orientation="h", name=move_words(client), marker_color=colour)
         figure.add_bar(y=y, base=x, x=[0.96] * len(x), orientation="h", name=move_words(client), showlegend=False,
                        text=text, textposition="inside", insidetextanchor="middle", textangle=0,
                        insidetextfont={"color": text_colour},
@@ -320,11 +333,13 @@ def orders(frame, broken, outcome=None):
         figure.add_scatter(x=[None], y=[None], mode="markers", name="point of no return",
                            marker={"symbol": "square-open", "size": 14, "color": COLOURS["lost"], "line": {"width": 3}})
     bad = int((~frame["ok"]).sum())
+    arrivals = any(parse_move(move)[1] == "#" for move in clients)
+    step_title = "step (one request reaches DynamoDB" + (", or one record its stream)" if arrivals else ")")
     figure.update_layout(
         title={"text": f"{bad} of {len(frame)} distinct orders {broken}" if bad
                else f"None of the {len(frame)} distinct orders {broken}", "y": 0.98, "yanchor": "top"},
         barmode="overlay", height=150 + 30 * len(rows), margin={"t": 80, "r": 20, "b": 50},
-        xaxis={"title": "step (one request reaches DynamoDB)", "range": [-0.1, longest * 1.9 + 1], "dtick": 1,
+        xaxis={"title": step_title, "range": [-0.1, longest * 1.9 + 1], "dtick": 1,
                "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},
         yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": names},
         legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},

@@ -16,6 +16,18 @@ read, which are moves of their own and commute with each other. Which item is th
 not of the move, so a write refused before the last item may still be run once for each item that comes last (26's
 two sign-ups with a sentinel: 3 behaviours cancelled in flight, where one per sign-up first would be 2).
 
+A DynamoDB Streams request reads a stream: GetRecords (and GetShardIterator, but at TRIM_HORIZON) the records it
+holds, which a record entering it changes (an "arrival", helpers/explore.py); DescribeStream, ListStreams and
+GetShardIterator at TRIM_HORIZON only its shards, which no arrival changes. A write only puts records on their way,
+which no read of a stream sees: it commutes with them. Two arrivals on one stream do not commute (the shard's order
+of records differs); arrivals on different streams do, and so does an arrival with any write.
+
+The explorer's bounds (explore.WINDOW) count, for each client, only requests that do not commute with what they
+bound: a transaction stays ongoing while each other client has sent at most three requests naming one of its items;
+a client's reads of a stream may go on while records are on their way to it until it has read it three times since
+a record last entered it. So each bound is a property of the behaviour, not of the order: a request that commutes
+with a transaction counts in no order, and swapping the two cannot change whether a client may go on.
+
 Orders that differ only by swapping neighbouring moves that commute (one Mazurkiewicz trace) are one behaviour: a
 learner cannot tell them apart by any answer, any result or the final state. The explorer runs one of each, by
 sleep sets (Godefroid, "Partial-Order Methods for the Verification of Concurrent Systems", 1996; the reduction under
@@ -25,9 +37,14 @@ move is not tried. A run in which every possible move sleeps repeats a behaviour
 and not counted.
 """
 import json
+import re
 from dataclasses import dataclass
 
 EVERYTHING = ("*", "*")
+# What DynamoDB Streams' requests read, named so that no table can share the name (a table name has no parentheses):
+STREAM_RECORDS = "(stream records)"  # (STREAM_RECORDS, table): the records a stream holds, which an arrival changes
+STREAM_SHARDS = "(stream shards)"  # (STREAM_SHARDS, table): its shards and where they start, which no arrival changes
+STREAM_TABLE = re.compile(r"arn:aws[a-z-]*:dynamodb:[^:]*:[0-9]{12}:table/([a-zA-Z0-9_.-]+)/stream/.+")
 
 
 @dataclass(frozen=True)
@@ -113,6 +130,13 @@ class Keys:
                               or (request.get("DeleteRequest") or {}).get("Key"))
                     for table, requests in (body.get("RequestItems") or {}).items() for request in requests
                     if isinstance(request, dict)]
+        if operation == "DescribeStream" or operation == "GetShardIterator" and (
+                body.get("ShardIteratorType") == "TRIM_HORIZON"):
+            return [(STREAM_SHARDS, stream_named(body))]
+        if operation in ("GetShardIterator", "GetRecords"):
+            return [(STREAM_RECORDS, stream_named(body))]
+        if operation == "ListStreams":
+            return [(STREAM_SHARDS, "*")]
         return [EVERYTHING]
 
     def written(self, operation, body):
@@ -123,6 +147,15 @@ class Keys:
                     for action in body.get("TransactItems", []) for kind, detail in action.items()
                     if kind in ("Put", "Update", "Delete") and isinstance(detail, dict)]
         return self.named(operation, body)
+
+
+def stream_named(body):
+    """The table whose stream a DynamoDB Streams request reads: named by its StreamArn, or by the ARN the lab server's
+    shard iterator begins with ("*", every table's, for an iterator of another server). A stream is named by its table,
+    not its ARN, which changes each time a scenario's reset creates the table again."""
+    arn = body.get("StreamArn") or str(body.get("ShardIterator", "")).rpartition("|1|")[0]
+    named = STREAM_TABLE.fullmatch(str(arn))
+    return named.group(1) if named else "*"
 
 
 def asleep(sleep, move, base=None):

@@ -393,7 +393,8 @@ class StepThrough:
         """Relabel the buttons, list the steps, show the state and the verdict."""
         moves = self.stepper.moves()
         self.buttons, self.move_buttons, rows = {}, {}, []
-        for name in self.stepper.clients:
+        arrivals = list(dict.fromkeys(name for name, kind, _ in map(explore.parse_move, moves) if kind == "#"))
+        for name in [*self.stepper.clients, *arrivals]:
             for move in [move for move in moves if explore.parse_move(move)[0] == name] or [name]:
                 button = widgets.Button(layout=widgets.Layout(width="auto"))
                 button.on_click(lambda _, move=move: self.act(self.step, move))

@@ -1,4 +1,6 @@
 """The transcript prints calls exactly as the reference texts do."""
+import contextlib
+import io
 import json
 import re
 import threading
@@ -13,6 +15,14 @@ from helpers import fresh_table, show, tracing
 from helpers.trace import TRACER, render_call
 
 to_wire = TypeSerializer().serialize
+
+
+@pytest.fixture(autouse=True)
+def transcript_closed():
+    """Each test starts with no block of an earlier test open in the transcript (a test before it in this worker may
+    have left one: the notebook's cell end would have closed it)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        TRACER.flush()
 
 
 def wire(item):

@@ -145,6 +145,16 @@ class Model:
         self.batch_reads = {}  # explored: BatchGetItem token -> {item: (table, key, image)} of the items read so far
 
     @property
+    def mode(self):
+        """"sampled", "explore" or "paused" (the module docstring)."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode):
+        self._mode = mode
+        streamlog.explored = mode in ("explore", "paused")
+
+    @property
     def exploring(self):
         """True while the explorer moves the copies (paused between a panel's steps included)."""
         return self.mode in ("explore", "paused")
@@ -185,7 +195,9 @@ class Model:
         return paused
 
     def settle(self):
-        """Every copy takes every write, every ongoing transaction ends: the copies agree again."""
+        """Every copy takes every write, every ongoing transaction ends, every stream record on its way enters its
+        stream (each item's in order): the copies agree again."""
+        streamlog.flush()
         for number, transaction in list(self.transactions.items()):
             if "landing" in transaction:
                 self.end_transaction(number)
@@ -193,6 +205,7 @@ class Model:
                 for place in transaction["hidden"]:
                     self.land(self.histories[transaction["items"][place]], transaction["versions"][place])
             enter_records(transaction)
+        streamlog.flush()
         self.histories.clear()
         self.locked.clear()
         self.batched.clear()
@@ -238,7 +251,7 @@ class Model:
 
     def end_transaction(self, number):
         """The transaction is no longer ongoing: its items can be written again (a sampled batch's last writes land),
-        and its stream records not entered yet enter their streams."""
+        and its stream records kept until now are on their way."""
         if "landing" in self.transactions[number]:
             self.land_due(self.transactions[number], time.monotonic(), every=True)
         enter_records(self.transactions[number])
@@ -691,12 +704,12 @@ def respond(status, payload):
 
 
 def enter_records(transaction, identity=None):
-    """An explored transaction's or batch's stream records, kept as (item, stream, record), enter their streams: those
-    of the item `identity`, or every one left."""
+    """An explored transaction's or batch's stream records, kept as (item, stream, record), are on their way to their
+    streams (streamlog.deliver): those of the item `identity`, or every one left."""
     kept = []
     for item, stream, record in transaction.get("records", ()):
         if identity is None or item == identity:
-            stream.enter(record)
+            streamlog.deliver(stream, record)
         else:
             kept.append((item, stream, record))
     transaction["records"] = kept

@@ -39,6 +39,7 @@ JSON_TYPE = "application/x-amz-json-1.0"
 LAB_PREFIX = "/lab/"
 KNOBS_PATH = "/lab/knobs"
 CONSISTENCY_PATH = "/lab/consistency"
+ARRIVALS_HEADER = "x-lab-arrivals"  # explored: the stream records that may enter their streams now (streamlog.arrivals)
 CHOICES_HEADER = "X-Lab-Choices"
 ANSWER_CHOICES_HEADER = "X-Lab-Answer-Choices"  # an explored read's answer also lists the answers it was allowed
 LOSE_HEADER = "X-Lab-Lose-Response"  # the explorer's lost response: applied, then the connection is dropped
@@ -71,14 +72,16 @@ class Engine:
         the rest of its group.
         """
         together = headers.get(TOGETHER_HEADER)
-        if not together:
-            return self.apply_request(url, headers, body)
-        let_in = self.doors.let_in(together)
+        let_in = self.doors.let_in(together) if together else None
         reply = self.apply_request(url, headers, body)
         if reply is None:
             return None
         status, out_headers, payload = reply
-        return status, {**out_headers, LET_IN_HEADER: f"{let_in:.6f}"}, payload
+        if let_in is not None:
+            out_headers = {**out_headers, LET_IN_HEADER: f"{let_in:.6f}"}
+        if streamlog.pending:
+            out_headers = {**out_headers, ARRIVALS_HEADER: json.dumps(streamlog.arrivals())}
+        return status, out_headers, payload
 
     def apply_request(self, url, headers, body):
         """Apply one request alone: (status, headers, body bytes), or None when its response is lost."""
@@ -167,8 +170,9 @@ class Engine:
         return answer(HTTPStatus.OK, {"item": found})
 
     def consistency_request(self, method, body):
-        """GET, or POST {"mode": "explore"|"sampled"|"paused"}, {"mode": "explore", "resume": true}, {"settle": true} or
-        {"reveal": [transaction, item]} on /lab/consistency: (status, JSON answer)."""
+        """GET, or POST {"mode": "explore"|"sampled"|"paused"}, {"mode": "explore", "resume": true}, {"settle": true},
+        {"reveal": [transaction, item]} or {"arrive": record} on /lab/consistency: (status, JSON answer); a reveal's
+        and an arrival's answer says which stream records may enter their streams now ("arrivals")."""
         with self.lock:
             model = self.model
             if method == "POST":
@@ -184,11 +188,14 @@ class Engine:
                     if request.get("settle"):
                         model.settle()
                     if "reveal" in request:
-                        return HTTPStatus.OK, model.reveal(*request["reveal"])
-                except (KnobError, ChoiceError, TypeError) as error:
+                        return HTTPStatus.OK, {**model.reveal(*request["reveal"]), "arrivals": streamlog.arrivals()}
+                    if "arrive" in request:
+                        streamlog.arrive(request["arrive"])
+                        return HTTPStatus.OK, {"arrivals": streamlog.arrivals()}
+                except (KnobError, ChoiceError, TypeError, ValueError) as error:
                     return HTTPStatus.BAD_REQUEST, {"message": str(error)}
             return HTTPStatus.OK, {"mode": model.mode, "ongoing_transactions": sorted(model.transactions),
-                                   "items_trailing": len(model.histories)}
+                                   "items_trailing": len(model.histories), "arrivals": streamlog.arrivals()}
 
     def tables_request(self, method, body):
         """POST {"empty": CreateTable's arguments, "region": the client's} on /lab/tables (fresh.py): (status, JSON

@@ -30,12 +30,15 @@ streams instead of moto's StreamShard:
   ExpiredIteratorException. An iterator carries its position and the time it was returned, signed by the server,
   so the server keeps nothing per iterator (moto kept every one it handed out).
 - DescribeStream's Limit and ExclusiveStartShardId, ListStreams' Limit and ExclusiveStartStreamArn.
-- Explored (helpers/explore.py), a write the explorer holds while its items become visible one at a time
-  (consistency.py) keeps its records until they do: a TransactWriteItems's records enter the stream together, in
-  the order it changed its items, when its last item becomes visible and it ends ("after the transaction completes
-  successfully", below); each put or delete of a BatchWriteItem enters with its item. So a stream never shows a
-  change a read of the table could not see yet. Stronger than DynamoDB here: a transaction's records do not enter one
-  at a time or between other writes' records (the stream_lag knob shows that, sampled).
+- Explored (helpers/explore.py), every record is on its way (`pending`) until the explorer lets it enter its stream
+  (`arrive`): a move of its own, "stream#3", which the explorer may make at any point, after the record's write and
+  after the records of the same item made before it. So records of different items enter in any order, a
+  transaction's one at a time and between other writes' records, as "Changes made with transactions are propagated
+  ... eventually, after the transaction completes successfully" (below) allows, while each item's records keep their
+  order. A record is on its way only once a read of the table could see its change: a write the explorer holds while
+  its items become visible (consistency.py) keeps its records until then, a TransactWriteItems's all until its last
+  item is visible and it ends, a BatchWriteItem's each until its item is. (How long a record may stay on its way is
+  the explorer's bound, helpers/explore.py.)
 - The stream_lag knob (knobs.py), sampled: "Changes made with transactions are propagated to global secondary
   indexes (GSIs), DynamoDB streams, and backups eventually, after the transaction completes successfully" (Developer
   Guide, "Amazon DynamoDB Transactions: How it works"). With it on, each record waits a delay drawn from its range
@@ -85,8 +88,11 @@ changes = {}  # the request being applied: (stream, key values) -> [stream, item
 lag = None  # the stream_lag knob: None (a record enters its stream as its request is answered), or (low, high) s
 waiting = []  # stream_lag: [((moment it enters, arrival), (stream, item), record)], in the order they will enter
 last_entries = {}  # stream_lag: (stream, item) -> (moment, arrival) of the item's last waiting record
-arrivals = itertools.count()
+lag_order = itertools.count()  # stream_lag: breaks ties between records due at one moment
 holding = None  # explored: a list the records of the request being applied go to, kept for its items to become visible
+explored = False  # set by consistency.Model while the explorer moves the copies: records wait in `pending`
+pending = []  # explored: [(number, stream, item, record)] of the records on their way, in the order they were made
+event_numbers = itertools.count(1)  # explored: each record on its way is numbered, from 1 since the copies last agreed
 
 INVALID_STREAM_ARN = "Invalid StreamArn"  # the AWS SDK for JavaScript's integration test of real DynamoDB Streams
 NO_SUCH_STREAM = "Requested resource not found: Stream: {} not found"  # DynamoDB Local's words
@@ -240,17 +246,77 @@ def applied(succeeded):
             continue
         if holding is not None:
             holding.append((stream, record))
-        elif lag is None:
-            stream.enter(record)
+        elif lag is None or explored:
+            deliver(stream, record)
         else:
             wait(stream, record, now)
+
+
+def deliver(stream, record):
+    """A record of a change a read can see now: explored, it is on its way until the explorer lets it enter (`arrive`);
+    else it enters its stream now."""
+    if explored:
+        item = (stream.arn, json.dumps(record["dynamodb"]["Keys"], sort_keys=True))
+        pending.append((next(event_numbers), stream, item, record))
+    else:
+        stream.enter(record)
+
+
+def arrivals():
+    """Explored: the records that may enter their streams now (of each item's records on their way, the first), as
+    the explorer offers them: {"id", "by": "stream", "label", "touches": [what it changes, as helpers/reduction.py names
+    it]}."""
+    seen, heads = set(), []
+    for number, stream, item, record in pending:
+        if item not in seen:
+            seen.add(item)
+            heads.append({"id": number, "by": "stream", "label": record_label(stream, record),
+                          "touches": [["(stream records)", stream.table_name]]})
+    return heads
+
+
+def arrive(number):
+    """Explored: record `number`, on its way, enters its stream now; a ValueError unless it may (arrivals)."""
+    place = next((place for place, entry in enumerate(pending) if entry[0] == number), None)
+    if place is None or any(entry[2] == pending[place][2] for entry in pending[:place]):
+        raise ValueError(f"Record {number} cannot enter its stream now: it is not the first of its item's records on "
+                         f"their way (those are {', '.join(str(event['id']) for event in arrivals()) or 'none'})")
+    _, stream, _, record = pending.pop(place)
+    stream.enter(record)
+
+
+def flush(stream=None):
+    """Every record on its way (of `stream`, if given) enters its stream, in the order they were made; with none left,
+    the numbering starts again from 1."""
+    global event_numbers
+    kept = []
+    for entry in pending:
+        if stream is None or entry[1] is stream:
+            entry[1].enter(entry[3])
+        else:
+            kept.append(entry)
+    pending[:] = kept
+    if not pending:
+        event_numbers = itertools.count(1)
+
+
+def record_label(stream, record):
+    """'INSERT {PK: 'ORDER#1'} into p35-orders' stream', as the explorer names a record's arrival."""
+    keys = ", ".join(f"{name}: {value_text(value)}" for name, value in record["dynamodb"]["Keys"].items())
+    return f"{record['eventName']} {{{keys}}} into {stream.table_name}'s stream"
+
+
+def value_text(value):
+    """A key attribute value as the transcript writes it: 'seat#14C' quoted, 5 bare."""
+    (kind, inner), = value.items()
+    return repr(inner) if kind == "S" else str(inner)
 
 
 def wait(stream, record, now):
     """stream_lag: the record enters its stream after a delay drawn from the knob's range, and never before the
     records of the same item that came before it."""
     item = (stream, json.dumps(record["dynamodb"]["Keys"], sort_keys=True))
-    moment = (max(now + random.uniform(*lag), last_entries.get(item, (0.0,))[0]), next(arrivals))
+    moment = (max(now + random.uniform(*lag), last_entries.get(item, (0.0,))[0]), next(lag_order))
     last_entries[item] = moment
     bisect.insort(waiting, (moment, item, record), key=lambda entry: entry[0])
 
@@ -291,6 +357,7 @@ def stream_specification(self, streams):
         return
     if current is not None:
         land(time.time(), current)
+        flush(current)
         current.close()
     self.stream_shard = None
     self.stream_specification = {"StreamEnabled": False}
