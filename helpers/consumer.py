@@ -41,18 +41,28 @@ say it:
   and the mapping invokes the handler again with the same batch, one more attempt.
 
 Explored: `drain()` is a client function of its own (`explore({"consumer": mapping.drain, ...})`): each request the
-handler sends is a step, and the mapping's GetShardIterator and GetRecords, sent between steps, read what the steps so
-far left in the stream (an explored transaction's records enter it when its last item becomes visible,
-helpers/labserver/streamlog.py). It delivers what the stream holds when it catches up; a record written after that is
-not delivered in that order. Its DynamoDB Streams requests are not steps, so the explorer's reduction does not know
-what they read: beside clients that write, two orders that differ only in when the consumer polled may be counted
-once. Explore a consumer alone, beside the writes its stream was given in `reset` (as notebook 35 and its checker do),
-or replay the orders you mean.
+handler sends is a step, and so is each of the mapping's DynamoDB Streams requests (ListStreams, DescribeStream,
+GetShardIterator, GetRecords). Beside clients that write, each record entering the stream is a move of the explorer's
+too (helpers/explore.py), so the mapping may poll before, between or after the records of a write arrive, a
+transaction's one at a time. A drain delivers what the stream holds when it catches up; a record that enters after
+that is not delivered in that behaviour (the next drain would hand it over).
 
-Not modelled: the Kinesis Data Streams mode (its reordered and duplicated records), ParallelizationFactor (one batch
-per shard at a time, as its default 1), MaximumRecordAgeInSeconds, MaximumBatchingWindowInSeconds (0: a batch is what
-one GetRecords gives), tumbling windows, filters, and on-failure destinations.
+Kinesis mode (`kinesis=True`): a table can send its changes to a Kinesis data stream instead, and "The Kinesis data
+stream records might appear in a different sequence than the item changes occurred. The same item notifications
+might also appear more than once in the stream." (Developer Guide, "Using Kinesis Data Streams to capture changes to
+DynamoDB"). The lab serves no Kinesis: in this mode
+the mapping reads the table's DynamoDB stream as before and hands each read's records over as a Kinesis data stream
+may: in any order, and any one of them a second time, after the others. Explored, which (of every order, and every
+record or none again) is the explorer's choice, a move of the consumer's own ("consumer?5",
+explore.choice_point); in a plain run, chance's. The records keep the DynamoDB Streams shape (a Kinesis record
+carries the same change, base64-encoded in its data), and a copy is never handed over in a later batch than the
+record itself.
+
+Not modelled: ParallelizationFactor (one batch per shard at a time, as its default 1), MaximumRecordAgeInSeconds,
+MaximumBatchingWindowInSeconds (0: a batch is what one GetRecords gives), tumbling windows, filters, and on-failure
+destinations.
 """
+import itertools
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -61,7 +71,7 @@ import boto3
 import pandas as pd
 from botocore.exceptions import ClientError
 
-from .explore import Crashed
+from .explore import Crashed, choice_point
 
 MAX_BATCH_SIZE = 10_000
 MAX_RETRIES = 10_000
@@ -96,8 +106,9 @@ class EventSourceMapping:
 
     def __init__(self, lab, table_name, handler, *, batch_size=100, maximum_retry_attempts=-1,
                  bisect_batch_on_function_error=False, report_batch_item_failures=False,
-                 starting_position="TRIM_HORIZON", region=None):
+                 starting_position="TRIM_HORIZON", region=None, kinesis=False):
         check_settings(batch_size, maximum_retry_attempts, starting_position)
+        self.kinesis = kinesis
         self.handler, self.table_name = handler, table_name
         self.batch_size, self.retries = batch_size, maximum_retry_attempts
         self.bisect, self.partial = bisect_batch_on_function_error, report_batch_item_failures
@@ -125,6 +136,8 @@ class EventSourceMapping:
         while iterator:
             answer = self.read(shard_id, iterator)
             records = [lambda_record(record, self.stream_arn) for record in answer["Records"]]
+            if self.kinesis and records:
+                records = as_kinesis_delivers(records)
             if not records:
                 self.iterators[shard_id] = answer.get("NextShardIterator")
                 return
@@ -198,6 +211,18 @@ class EventSourceMapping:
         if not self.partial:
             return "ok", None
         return partial_outcome(answer, records)
+
+
+def as_kinesis_delivers(records):
+    """The records of one read as a Kinesis data stream may hand them over (module docstring): in any order, and any one
+    of them (or none) a second time, after the others; which, explore.choice_point decides."""
+    ways = [(order, again) for order in itertools.permutations(range(len(records)))
+            for again in (None, *range(len(records)))]
+    words = [", ".join(str(place + 1) for place in order) + ("" if again is None else f", then {again + 1} again")
+             for order, again in ways]
+    order, again = ways[choice_point(f"Kinesis hands over records {', '.join(map(str, range(1, len(records) + 1)))} as",
+                               words)]
+    return [records[place] for place in order] + ([records[again]] if again is not None else [])
 
 
 def partial_outcome(answer, records):

@@ -52,6 +52,9 @@ each item of a transaction becomes visible. A step (a "move", as a schedule name
   record last entered it while records are on their way to it, and its next read waits until one enters. The
   records still on their way when every client has finished are moves too, so `check` reads the streams as they
   ended;
+- "alice?1": alice's function left a choice to the explorer (`choice_point`, as helpers/consumer.py's Kinesis mode
+  does) and gets its option 1 (counted from 0): a choice only her own code sees, so it commutes with every other
+  client's move;
 - with faults=("lost_response", "crash"), a write may also be released as "alice!lost" (applied, then its
   response lost on the way back: the SDK retries it, a step of its own) or "alice!crash" (applied, then alice's
   process dies: the rest of her function never runs, and her result is a Crashed). Each fault happens at most
@@ -68,6 +71,7 @@ notebook that asks for it says so). On DynamoDB Local or AWS the explorer can on
 """
 import json
 import queue
+import random
 import threading
 import time
 import uuid
@@ -84,6 +88,7 @@ from .backend import connect
 from .reduction import STREAM_RECORDS, Footprint, Keys, asleep, commute, overlap, wake
 
 CLIENT_TIMEOUT = 10
+MAX_OPTIONS = 120  # of one choice a client leaves to the explorer
 MAX_SCHEDULES = 1000
 STOP_WITHIN = 1.0
 SLICE = 0.1
@@ -250,6 +255,54 @@ class Arrival:
     def block(self):
         """The move in the transcript."""
         return f"    ({self.event['label']})"
+
+
+class Choice:
+    """A choice a client function leaves to the explorer (`choice_point`): one move per option, "alice?1" for its
+    option 1."""
+
+    def __init__(self, client, what, options):
+        self.client, self.what, self.options = client, what, list(options)
+        self.operation, self.body, self.answer, self.note = "choice", {}, "OK", ""
+        self.chosen = None
+
+    @property
+    def reply(self):
+        """The option chosen, in words."""
+        return None if self.chosen is None else self.options[self.chosen]
+
+    @property
+    def label(self):
+        """"consumer: Kinesis hands over records 2, 1, then 1 again"."""
+        return f"{self.client}: {self.summary}"
+
+    @property
+    def summary(self):
+        """What was chosen (while held, what is to be chosen)."""
+        return self.what if self.chosen is None else f"{self.what} {self.reply}"
+
+    @property
+    def block(self):
+        """The choice in the transcript."""
+        return f"    ({self.summary})"
+
+    def moves(self, faults=()):
+        """One move per option."""
+        return [f"{self.client}?{place}" for place in range(len(self.options))]
+
+
+def choice_point(what, options):
+    """The place of one of `options` (words): explored, on a client's thread, the explorer's choice, a move of its own
+    that every option is tried as ("alice?0", "alice?1", ...); anywhere else, one at random."""
+    run = getattr(CURRENT, "run", None)
+    if run is None:
+        return random.randrange(len(options))
+    if len(options) > MAX_OPTIONS:
+        raise ExplorationError(f"{CURRENT.name} asked the explorer to choose among {len(options):,} ways ({what}); it "
+                               f"tries at most {MAX_OPTIONS}: make the scenario smaller (fewer records in a batch)")
+    held = Choice(CURRENT.name, what, options)
+    run.hold(CURRENT.name, held)
+    return held.chosen
 
 
 class Reveal:
@@ -554,7 +607,9 @@ class Run:
         held = self.held.get(name)
         self.taken.append(move)
         if kind == "#":
-            return self.arrive(place)
+            return self.arrive(move)
+        if kind == "?":
+            return self.pick(name, place)
         if isinstance(held, Reveal) and kind == "+":
             return self.reveal(held, place)
         choices = held.choices if item is None else held.item_choices[item]
@@ -613,13 +668,29 @@ class Run:
             self.settle()
         return step
 
-    def arrive(self, number):
-        """Let stream record `number` enter its stream now."""
-        step = Arrival(next(event for event in self.arrivals if event["id"] == number))
+    def pick(self, name, place):
+        """Give `name`'s held choice its option `place`; let it go on."""
+        with self.changed:
+            held = self.held.pop(name)
+            held.chosen = place
+            self.running.add(name)
+            self.since[name] = time.monotonic()
+            self.steps.append(held)
+        self.go[name].set()
+        self.settle()
+        return held
+
+    def event(self, move):
+        """The lab server's event a move such as "stream#1" makes arrive."""
+        return next(event for event in self.arrivals if Arrival(event).move == move)
+
+    def arrive(self, move):
+        """Make the event `move` names arrive now (a stream record enters its stream)."""
+        step = Arrival(self.event(move))
         self.steps.append(step)
         for kind, table in step.event["touches"]:
             self.polls = {key: count for key, count in self.polls.items() if key[1] != table}
-        self.arrivals = self.server.post({"arrive": number})["arrivals"]
+        self.arrivals = self.server.post({"arrive": {"by": step.client, "id": step.event["id"]}})["arrivals"]
         return step
 
     @property
@@ -644,6 +715,8 @@ class Run:
             held = self.held[name]
             if isinstance(held, Reveal):
                 moves += held.moves()
+            elif isinstance(held, Choice):
+                moves += held.moves() if answers else [name]
             elif held.unread:
                 for move in (f"{name}@{place}" for place in held.unread):
                     moves += self.answers(move) if answers else [move]
@@ -672,6 +745,8 @@ class Run:
         model allows the read now."""
         name, item = parse_move(move)[0], batch_item(move)
         held = self.held[name]
+        if isinstance(held, Choice):
+            return held.moves()
         if not self.reads(held):
             return [name]
         if item is not None:
@@ -684,9 +759,10 @@ class Run:
         """What move `move` touches (reduction.Footprint); every_answer: whichever answer its read gets."""
         name, kind, place = parse_move(move)
         if kind == "#":
-            event = next(event for event in self.arrivals if event["id"] == place)
-            return Footprint(move, frozenset(tuple(touched) for touched in event["touches"]), True)
+            return Footprint(move, frozenset(tuple(touched) for touched in self.event(move)["touches"]), True)
         held, item = self.held[name], batch_item(move)
+        if isinstance(held, Choice):
+            return Footprint(name, frozenset(), False)
         if isinstance(held, Reveal):
             written = self.keys.written(held.request.operation, held.request.body)
             last = held.request.operation == "TransactWriteItems" and held.hidden == [place]
@@ -730,9 +806,9 @@ def touches(footprint, items):
 
 def step_note(step):
     """What the transcript's line over a step adds to its client: the item a BatchGetItem read and what the model or a
-    fault did to a request (" reads {PK: 'A'} (stale: ...)"); nothing for an item made visible or a record entering,
-    which the step's own line says."""
-    if isinstance(step, (Reveal, Arrival)):
+    fault did to a request (" reads {PK: 'A'} (stale: ...)"); nothing for an item made visible, a record entering or
+    a choice, which the step's own line says."""
+    if isinstance(step, (Reveal, Arrival, Choice)):
         return ""
     return step.label[len(f"{step.client}: {step.operation}"):]
 
@@ -740,8 +816,8 @@ def step_note(step):
 def parse_move(move):
     """(client, kind, place) of a move: ("alice", "", 0), ("alice", "~", 2), ("alice", "+", 1), ("alice", "!", "lost"),
     ("alice", "@", 1) for reading item 1 of her BatchGetItem (and "alice@1~2", its 2nd other answer: ("alice", "~", 2)),
-    ("stream", "#", 1) for stream record 1 entering its stream."""
-    for kind in ("~", "+", "@", "#"):
+    ("stream", "#", 1) for stream record 1 entering its stream, ("alice", "?", 1) for option 1 of her choice."""
+    for kind in ("~", "+", "@", "#", "?"):
         name, sign, place = move.rpartition(kind)
         if sign and place.isdigit():
             return (name.rpartition("@")[0] if batch_item(name) is not None else name), kind, int(place)
@@ -1262,7 +1338,10 @@ class Stepper:
         for move in possible:
             name, kind, place = parse_move(move)
             if kind == "#":
-                described[move] = next(event["label"] for event in self.run.arrivals if event["id"] == place)
+                described[move] = self.run.event(move)["label"]
+                continue
+            if kind == "?":
+                described[move] = f"{self.run.held[name].what} {self.run.held[name].options[place]}"
                 continue
             held, item = self.run.held[name], batch_item(move)
             if item is not None:

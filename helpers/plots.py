@@ -244,6 +244,8 @@ def move_words(move):
         return f"{name}: {FAULT_WORDS[place]}"
     if kind == "#":
         return "a record enters its stream"
+    if kind == "?":
+        return f"{name}: option {place + 1} of its choice"
     return name
 
 

@@ -3,7 +3,7 @@ would plausibly write that count a redelivered record again, drop a payment, or 
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks.p35 import check_add_and_notify, check_add_payment
+from helpers.checks.p35 import check_add_and_notify, check_add_payment, check_apply_price
 
 pytestmark = pytest.mark.stress
 
@@ -79,6 +79,18 @@ def add_unless_seen_in_memory(table, record):
     SEEN.add(record["eventID"])
 
 
+CLAIMED = set()
+
+
+def add_after_claiming_in_memory(table, record):
+    """Broken: claims each record in the process's memory before adding it; memory that survives a death here would
+    not in Lambda, but the SDK's resend of an ADD whose response was lost adds it twice anyway."""
+    if record["eventID"] in CLAIMED:
+        return
+    CLAIMED.add(record["eventID"])
+    add(table, record)
+
+
 def claim_then_add(table, record, marker):
     """Put the marker item unless it exists (then do nothing), and then, in a second write, a plain ADD."""
     try:
@@ -141,8 +153,9 @@ def test_a_plain_add_is_caught_adding_a_redelivered_payment_again(lab):
 
 @pytest.mark.parametrize("wrong, words", [
     (add_unless_seen_in_memory, "a payment was added more than once"),  # remembered after the ADD the death cut short
+    (add_after_claiming_in_memory, "a payment was added more than once"),  # the ADD's lost response, resent
     (check_marker_then_add, "a payment was added more than once"),  # died between the ADD and the marker
-    (transaction_raising_on_a_repeat, "a batch kept failing, so its records were never added"),
+    (transaction_raising_on_a_repeat, "a batch kept failing, so its records were never handled"),
     (add_swallowing_errors, "instead of raising ResourceNotFoundException"),
 ])
 def test_a_wrong_answer_is_caught_saying_what_went_wrong(lab, wrong, words):
@@ -248,3 +261,88 @@ def test_a_notification_decided_from_the_total_under_the_customers_key_passes(la
 def test_a_wrong_notification_is_caught_saying_who_was_told_how_often(lab, wrong, words):
     report = check_add_and_notify(wrong)
     assert not report.passed and words in report.message
+
+
+def price_item(record, version=None):
+    """The price item a product record's image makes (its version as given, else the image's number)."""
+    image = record["dynamodb"]["NewImage"]
+    return {"PK": image["PK"]["S"].replace("PRODUCT#", "PRICE#"), "price": int(image["price"]["N"]),
+            "version": int(image["version"]["N"]) if version is None else version}
+
+
+def put_if_newer(table, record, version=None, compare="<"):
+    """Put the price item unless the stored one's version is not below this one's; a refusal is 'done'."""
+    item = price_item(record, version)
+    try:
+        table.put_item(Item=item, ConditionExpression=f"attribute_not_exists(PK) OR version {compare} :v",
+                       ExpressionAttributeValues={":v": item["version"]})
+    except ClientError as error:
+        refused(error)
+
+
+def price_gated_by_version(table, record):
+    """Correct: the image applied only if its version is newer than the stored one."""
+    put_if_newer(table, record)
+
+
+def price_gated_allowing_the_same_version(table, record):
+    """Unusual but right: `version <= :v` also lets the same version be written again, which changes nothing."""
+    put_if_newer(table, record, compare="<=")
+
+
+def price_blind(table, record):
+    """Broken: the image applied whatever came before (the notebook's starting code)."""
+    table.put_item(Item=price_item(record))
+
+
+def price_version_as_text(table, record):
+    """Broken: the version kept as the record's string, so '10' < '9'."""
+    put_if_newer(table, record, version=record["dynamodb"]["NewImage"]["version"]["N"])
+
+
+def price_deduped_by_event_id(table, record):
+    """Broken: each record applied once (a marker keyed by its eventID), but in the order handed over."""
+    try:
+        table.put_item(Item={"PK": f"APPLIED#{record['eventID']}"}, ConditionExpression="attribute_not_exists(PK)")
+    except ClientError as error:
+        refused(error)
+        return
+    table.put_item(Item=price_item(record))
+
+
+def price_gated_by_approximate_time(table, record):
+    """Broken: gated by ApproximateCreationDateTime, which is rounded to the second: two updates within one second tie,
+    and the newer is refused."""
+    put_if_newer(table, record, version=int(record["dynamodb"]["ApproximateCreationDateTime"]))
+
+
+def price_raising_on_refusal(table, record):
+    """Broken: the gate's refusal raised, so a batch with an older record fails for ever."""
+    item = price_item(record)
+    table.put_item(Item=item, ConditionExpression="attribute_not_exists(PK) OR version < :v",
+                   ExpressionAttributeValues={":v": item["version"]})
+
+
+@pytest.mark.parametrize("apply_price", [price_gated_by_version, price_gated_allowing_the_same_version])
+def test_a_price_gated_by_its_version_passes(lab, apply_price):
+    report = check_apply_price(apply_price)
+    assert report.passed, report.message
+    assert report.message.startswith("every price right after 24 price updates in batches of 5")
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (price_blind, "an older update was applied after a newer one (in 3 of the 6 distinct orders"),
+    (price_version_as_text, "(version '9', a string)"),
+    (price_deduped_by_event_id, "an older update was applied after a newer one"),
+    (price_gated_by_approximate_time, "an older update was applied after a newer one"),
+    (price_raising_on_refusal, "a batch kept failing, so its records were never handled"),
+])
+def test_a_wrong_price_projection_is_caught_saying_what_went_wrong(lab, wrong, words):
+    report = check_apply_price(wrong)
+    assert not report.passed and words in report.message, report.message
+
+
+def test_a_price_kept_as_text_is_told_why(lab):
+    report = check_apply_price(price_version_as_text)
+    assert report.message.endswith("as strings '10' comes before '9': keep it a number, as the record's NewImage has "
+                                   "it (`N`)"), report.message

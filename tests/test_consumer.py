@@ -7,7 +7,7 @@ from botocore.exceptions import ClientError
 
 from helpers import tracing
 from helpers.consumer import DRAIN_ATTEMPTS, EventSourceMapping, MappingError
-from helpers.explore import explore, replay
+from helpers.explore import Stepper, choice_point, explore
 from support import keyed_table
 
 TABLE = "p35-consumer"
@@ -303,3 +303,102 @@ def test_an_explored_batch_writes_records_reach_the_stream_each_after_its_item_i
     assert {handled for handled, _ in outcomes} == {(), (1,), (2,), (1, 2), (2, 1)}
     assert all(set(handled) <= set(visible) for handled, visible in outcomes)
     assert ((1,), (1,)) in outcomes and ((2,), (2,)) in outcomes  # a record while the batch's other item is not visible
+
+
+def kinesis_projection(lab, handler_of, versions=3):
+    """Every behaviour of a Kinesis-mode consumer of `versions` updates of one product (version 1, 2, ...), each
+    record handled by handler_of(projection table): {the projection's final item as (version, changes counted)}."""
+    def reset():
+        make_table(lab.client, TABLE)
+        make_table(lab.client, EMAILS, stream=False)
+        for version in range(1, versions + 1):
+            lab.client.put_item(TableName=TABLE, Item={"PK": "PRODUCT#1", "version": version})
+
+    def handler(event, context):
+        for record in event["Records"]:
+            handler_of(record)
+
+    def projected():
+        item = lab.client.get_item(TableName=EMAILS, Key={"PK": "PRODUCT#1"}, ConsistentRead=True).get("Item", {})
+        return int(item.get("version", 0)), int(item.get("changes", 0))
+
+    ended = []
+    consume = lambda: EventSourceMapping(lab, TABLE, handler, batch_size=10, kinesis=True).drain()  # noqa: E731
+    with tracing(False):
+        orders = explore({"consumer": consume}, reset, lambda results: ended.append(projected()) or True)
+    return orders, ended
+
+
+def test_kinesis_mode_hands_a_read_over_in_every_order_and_any_one_record_twice(lab):
+    handed = []
+    def hand(record):
+        handed.append(int(record["dynamodb"]["NewImage"]["version"]["N"]))
+
+    orders, _ = kinesis_projection(lab, hand, versions=2)
+    assert len(orders) == 6 and all(step.startswith("consumer: Kinesis hands over records 1, 2 as ")
+                                    for steps in orders["steps"] for step in steps if "Kinesis" in step)
+    runs, start = [], 0
+    for steps in orders["steps"]:  # each behaviour's handled versions, in the order the handler was given them
+        count = 3 if "again" in next(step for step in steps if "Kinesis" in step) else 2
+        runs.append(tuple(handed[start:start + count]))
+        start += count
+    assert sorted(runs) == [(1, 2), (1, 2, 1), (1, 2, 2), (2, 1), (2, 1, 1), (2, 1, 2)]
+
+
+def test_a_version_gate_survives_kinesis_delivery_and_a_counter_and_a_blind_copy_do_not(lab):
+    table = lab.client
+
+    def gated(record):
+        image = record["dynamodb"]["NewImage"]
+        try:
+            table.put_item(TableName=EMAILS, Item={"PK": "PRODUCT#1", "version": int(image["version"]["N"])},
+                           ConditionExpression="attribute_not_exists(PK) OR version < :v",
+                           ExpressionAttributeValues={":v": int(image["version"]["N"])})
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+
+    def blind(record):
+        table.put_item(TableName=EMAILS, Item={"PK": "PRODUCT#1", "version": int(record["dynamodb"]["NewImage"][
+            "version"]["N"])})
+
+    def counted(record):
+        table.update_item(TableName=EMAILS, Key={"PK": "PRODUCT#1"}, UpdateExpression="ADD changes :one",
+                          ExpressionAttributeValues={":one": 1})
+
+    orders, ended = kinesis_projection(lab, gated)
+    assert len(orders) == 24 and {version for version, _ in ended} == {3}
+    _, ended = kinesis_projection(lab, blind)
+    assert sum(version != 3 for version, _ in ended) == 16  # the last handed over was not version 3: 16 of 24
+    _, ended = kinesis_projection(lab, counted)
+    assert sorted(set(changes for _, changes in ended)) == [3, 4] and sum(changes == 4 for _, changes in ended) == 18
+
+
+def test_a_choice_outside_an_exploration_is_one_of_the_options(lab):
+    assert {choice_point("pick", ["a", "b", "c"]) for _ in range(60)} == {0, 1, 2}
+
+
+def test_a_step_through_lets_a_record_enter_its_stream_as_a_move_of_its_own(lab):
+    def reset():
+        make_table(lab.client, TABLE)
+
+    def relay():
+        handled = []
+        EventSourceMapping(lab, TABLE, lambda event, context: handled.extend(event["Records"])).drain()
+        return [order_of(record) for record in handled]
+
+    with tracing(False):
+        stepper = Stepper({"writer": lambda: place_two_orders(lab.client), "relay": relay}, reset)
+        try:
+            for move in ("writer", "writer+0", "writer+1"):
+                stepper.step(move)
+            offered = stepper.moves()
+            assert {move: words for move, words in offered.items() if move.startswith("stream#")} == {
+                "stream#1": f"INSERT {{PK: 'ORDER#1'}} into {TABLE}'s stream",
+                "stream#2": f"INSERT {{PK: 'ORDER#2'}} into {TABLE}'s stream"}
+            stepper.step("stream#2")
+            while not stepper.done:
+                stepper.step(next(move for move in stepper.moves() if move == "relay"))
+            assert stepper.results["relay"] == [2]
+        finally:
+            stepper.close()

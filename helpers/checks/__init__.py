@@ -196,8 +196,10 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
 
 def told(order):
     """An order's steps as a report tells them: a transaction's items made visible, and a BatchGetItem's item reads
-    but the last, are left out where nothing came between them (told_moves)."""
-    return [step for step, move in zip(order["steps"], told_moves(order["schedule"])) if move]
+    but the last, are left out where nothing came between them (told_moves), and so is a stream consumer's finding
+    of its stream and shard (BOOKKEEPING: its reads of records, GetRecords, are told)."""
+    return [step for step, move in zip(order["steps"], told_moves(order["schedule"]))
+            if move and step.split(": ", 1)[-1] not in BOOKKEEPING]
 
 
 def told_moves(schedule):
@@ -246,6 +248,8 @@ def plainness(schedule):
     half_done = sum(explore.item_move(move)[1] in ("+", "@") for move in told_moves(schedule) if move)
     return odd, half_done
 
+
+BOOKKEEPING = ("ListStreams", "DescribeStream", "GetShardIterator")  # a consumer finding its stream and shard
 
 STALE_READ = ("a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. "
               "Decide on ConsistentRead=True, or better, put the check in the write's ConditionExpression")

@@ -1,4 +1,5 @@
 """Checkers for notebook 35 (streams and consumers)."""
+from dataclasses import dataclass
 from decimal import Decimal
 
 from .. import explore
@@ -31,8 +32,32 @@ SHARED = (". Why: two different payments were taken for one. Remember the record
 NEVER_TOLD = (". Why: the invocation died after the payment was added and before the customer was told; the second "
               "delivery found the payment added already and told nobody. Decide from the total, whoever added the "
               "payment: when it has reached 100, write the notification, once")
+OLDER_LAST = (". Why: a Kinesis data stream may hand a newer change over before an older one, and the same change "
+              "twice: apply an image only if its version is newer than the one stored, in the write's "
+              "ConditionExpression (`attribute_not_exists(PK) OR version < :v`), comparing numbers")
+AS_TEXT = (". Why: the version was stored and compared as a string, and as strings '10' comes before '9': keep it a "
+           "number, as the record's NewImage has it (`N`)")
+PRODUCTS, PRICES = "p35-products", "p35-prices"
+# apply_price's exhaustive stage: PRODUCT#1 updated twice; versions 9 and 10 compare the wrong way as strings.
+PRICES_EXPLORED = ((1, 9, 90), (1, 10, 100))
+STRESS_PRODUCTS, STRESS_VERSIONS = 3, 8
 TOLD_AGAIN = (". Why: each notification is written under a key of its own, so a second delivery, or a later payment, "
               "tells the customer again. Key it by the customer (NOTIFY#<customer>), refused when it exists")
+
+
+@dataclass(frozen=True)
+class Feed:
+    """What a checker's consumer reads: the stream's table, how to give it `items` (a function returning the table the
+    learner writes to), the items of the exhaustive and of the stress stage, their noun, what a pass says is right,
+    and whether the stream is read as a Kinesis data stream (helpers/consumer.py)."""
+
+    stream: str
+    setup: object
+    explored: tuple
+    stressed: object
+    noun: str
+    right: str
+    kinesis: bool = False
 
 
 def payments_table(payments):
@@ -77,63 +102,111 @@ def stuck(deliveries):
     return gave_up[0] if gave_up else None
 
 
+def products_table(updates):
+    """A fresh products table (with a NEW_IMAGE stream) given `updates` ((product, version, price), in the order they
+    were made), and a fresh prices table; the prices table."""
+    source = fresh_table(PRODUCTS)
+    for product, version, price in updates:
+        source.put_item(Item={"PK": f"PRODUCT#{product}", "version": version, "price": price})
+    return fresh_table(PRICES)
+
+
+def stress_updates():
+    """STRESS_PRODUCTS products, each updated STRESS_VERSIONS times (versions 8, 9, ...: 10 and on sort before 9 as
+    strings), the products in turn; price 10 times the version, plus the product."""
+    return [(product, version, 10 * version + product) for version in range(8, 8 + STRESS_VERSIONS)
+            for product in range(1, STRESS_PRODUCTS + 1)]
+
+
+def prices_problem(table, updates):
+    """What is wrong with the prices table after every update was delivered, in words, or None."""
+    newest = {product: (version, price) for product, version, price in updates}
+    found = {item["PK"]: item for item in table.scan(ConsistentRead=True)["Items"]}
+    for product, (version, price) in newest.items():
+        item = found.get(f"PRICE#{product}")
+        if item is None:
+            return f"PRICE#{product} was never written"
+        if item.get("price") != price:
+            stored = item.get("version")
+            stored = f"'{stored}', a string" if isinstance(stored, str) else stored
+            return (f"PRICE#{product} holds price {item.get('price')} (version {stored}), but its newest version is "
+                    f"{version}, price {price}: an older update was applied after a newer one")
+    return None
+
+
+PAYMENTS_FEED = Feed(PAYMENTS, payments_table, PAYMENTS_EXPLORED, stress_payments, "payments", "every customer right")
+PRICES_FEED = Feed(PRODUCTS, products_table, PRICES_EXPLORED, stress_updates, "price updates", "every price right",
+                   kinesis=True)
+
+
 def check_add_payment(add_payment):
     """Attack add_payment(table, record): a consumer of the payments stream hands it each record, and the running total
     of each customer (TOTAL#<customer>, attribute `total`) must be the sum of that customer's payments, though the
     mapping hands a batch over again after its invocation failed or died (attack_consumer says how)."""
-    return attack_consumer("add_payment", add_payment, PAYMENTS_EXPLORED, totals_problem, why)
+    return attack_consumer("add_payment", add_payment, PAYMENTS_FEED, totals_problem, why)
+
+
+def check_apply_price(apply_price):
+    """Attack apply_price(table, record): a consumer of the products table's changes, read as a Kinesis data stream
+    (in any order, some twice), hands it each record, and each product's price item (PRICE#<product>) must end with
+    the price of the product's newest version (attack_consumer says how)."""
+    return attack_consumer("apply_price", apply_price, PRICES_FEED, prices_problem, why_price)
 
 
 def check_add_and_notify(add_and_notify):
     """Attack add_and_notify(table, record): add_payment's running total, and one notification item (its PK starting
     with NOTIFY#<customer>) for each customer whose total has reached 100, none for the others (attack_consumer says
     how)."""
-    return attack_consumer("add_and_notify", add_and_notify, NOTIFY_EXPLORED, notified_problem, why_told)
+    feed = Feed(PAYMENTS, payments_table, NOTIFY_EXPLORED, stress_payments, "payments", "every customer right")
+    return attack_consumer("add_and_notify", add_and_notify, feed, notified_problem, why_told)
 
 
-def attack_consumer(exercise, function, explored_payments, problem, reason):
-    """Run function(table, record) on the payments stream as a consumer's handler runs it, for each record of a batch.
-    Explored: `explored_payments` in one batch, in every behaviour, with the invocation dying after each write and (on
-    the lab server) each write's response lost; then, as weak as DynamoDB, 24 payments in batches of 5, each batch's
-    first invocation failing after the function did its work; last, the function meets a table that does not exist.
-    problem(table, payments) says what is wrong after every payment was delivered (None if nothing); reason(report)
-    ends a failing exhaustive report with its likely cause."""
+def attack_consumer(exercise, function, feed, problem, reason):
+    """Run function(table, record) on the feed's stream as a consumer's handler runs it, for each record of a batch.
+    Explored: the feed's explored items in one batch (in every order and with any one twice, for a Kinesis feed), in
+    every behaviour, with the invocation dying after each write and (on the lab server) each write's response lost;
+    then, as weak as DynamoDB, its stress items in batches of 5, each batch's first invocation failing after the
+    function did its work; last, the function meets a table that does not exist. problem(table, items) says what is
+    wrong after every item was delivered (None if nothing); reason(report) ends a failing exhaustive report with its
+    likely cause."""
     if not callable(function):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {function!r}.")
     lab = connect(quiet=True)
 
     def consume(table, batch_size):
-        """Drain the payments stream into `table`, as one Lambda function would; its invocations."""
-        return EventSourceMapping(lab, PAYMENTS, each_record(function, table), batch_size=batch_size).drain()
+        """Drain the feed's stream into `table`, as one Lambda function would; its invocations."""
+        return EventSourceMapping(lab, feed.stream, each_record(function, table), batch_size=batch_size,
+                                  kinesis=feed.kinesis).drain()
 
     def invariant(table, log):
         if log["error"].iloc[0]:
             return f"the consumer stopped: {log['error'].iloc[0]}"
         given_up = stuck(log["result"].iloc[0]) if log["result"].iloc[0] is not None else None
         if given_up:
-            return f"a batch kept failing, so its records were never added: {given_up}"
-        return problem(table, explored_payments)
+            return f"a batch kept failing, so its records were never handled: {given_up}"
+        return problem(table, feed.explored)
 
     faults = ("crash", "lost_response") if lab.kind == "embedded" else ("crash",)  # only the lab server loses one
-    report, held = exhaustive(exercise, consume, lambda: payments_table(explored_payments),
-                              lambda table: [(table, len(explored_payments))], invariant, faults=faults,
+    report, held = exhaustive(exercise, consume, lambda: feed.setup(feed.explored),
+                              lambda table: [(table, len(feed.explored))], invariant, faults=faults,
                               names=("the consumer",))
     if report:
         report.message += reason(report)
         return report
+    items = feed.stressed()
     with tracing(False):
-        found, deliveries = stress(lab, function, problem)
+        found, deliveries = stress(lab, function, problem, feed, items)
         if found:
-            stage = (f"{STRESS_PAYMENTS} payments in batches of {STRESS_BATCH}, each batch's first invocation failing "
-                     "after its records were handled, as weak as DynamoDB")
-            return Report(exercise, False, f"{found} ({stage})", STRESS_PAYMENTS, None, deliveries=deliveries)
-        hidden = hidden_error(exercise, function, lambda: payments_table(explored_payments),
-                              lambda table, n: [(table, sample_record(lab))])
+            kinesis = ", in any order and some twice" if feed.kinesis else ""
+            stage = (f"{len(items)} {feed.noun} in batches of {STRESS_BATCH}{kinesis}, each batch's first invocation "
+                     "failing after its records were handled, as weak as DynamoDB")
+            return Report(exercise, False, f"{found} ({stage})", len(items), None, deliveries=deliveries)
+        hidden = hidden_error(exercise, function, lambda: feed.setup(feed.explored),
+                              lambda table, n: [(table, sample_record(lab, feed.stream))])
     if hidden:
         return Report(exercise, False, hidden, 1, None)
-    return Report(exercise, True, f"every customer right after {STRESS_PAYMENTS} payments in batches of "
-                                  f"{STRESS_BATCH}, each batch handed over twice{held}", STRESS_PAYMENTS, None,
-                  deliveries=deliveries)
+    return Report(exercise, True, f"{feed.right} after {len(items)} {feed.noun} in batches of {STRESS_BATCH}, each "
+                                  f"batch handed over twice{held}", len(items), None, deliveries=deliveries)
 
 
 def each_record(function, table):
@@ -173,6 +246,13 @@ def why_told(report):
     return "" if "never told" in report.message or "below" in report.message else TOLD_AGAIN
 
 
+def why_price(report):
+    """The likely mistake behind a failing order of apply_price's exhaustive stage, or ''."""
+    if "older update was applied" not in report.message:
+        return ""
+    return AS_TEXT if ", a string)" in report.message else OLDER_LAST
+
+
 def why(report):
     """The likely mistake behind a failing order of the exhaustive stage, from its fault and what went wrong, or ''."""
     faults = {place for _, kind, place in map(explore.parse_move, report.schedule) if kind == "!"}
@@ -183,31 +263,30 @@ def why(report):
     return SHARED if "never added" in report.message else ""
 
 
-def stress(lab, function, problem):
-    """Deliver stress_payments() as weak as DynamoDB, every batch's first invocation failing after the function ran on
-    all its records (a timeout after the work was done); (what went wrong or None, the invocations)."""
-    payments = stress_payments()
-    table = payments_table(payments)
+def stress(lab, function, problem, feed, items):
+    """Deliver `items` on the feed's stream as weak as DynamoDB, every batch's first invocation failing after the
+    function ran on all its records (a timeout after the work was done); (what went wrong or None, the invocations)."""
+    table = feed.setup(items)
     failed = set()
     handle_each = each_record(function, table)
 
     def handle(event, context):
         handle_each(event, context)
-        first = event["Records"][0]["dynamodb"]["SequenceNumber"]
-        if first not in failed:
-            failed.add(first)
+        batch = frozenset(record["dynamodb"]["SequenceNumber"] for record in event["Records"])
+        if batch not in failed:
+            failed.add(batch)
             raise TimeoutError("the invocation timed out after its records were handled")
 
     with as_weak_as(lab):
-        deliveries = EventSourceMapping(lab, PAYMENTS, handle, batch_size=STRESS_BATCH).drain()
+        deliveries = EventSourceMapping(lab, feed.stream, handle, batch_size=STRESS_BATCH, kinesis=feed.kinesis).drain()
     given_up = stuck(deliveries)
     if given_up:
-        return f"a batch kept failing, so its records were never added: {given_up}", deliveries
-    return problem(table, payments), deliveries
+        return f"a batch kept failing, so its records were never handled: {given_up}", deliveries
+    return problem(table, items), deliveries
 
 
-def sample_record(lab):
-    """One record of the payments stream, as the handler is given it."""
+def sample_record(lab, stream):
+    """One record of the stream of table `stream`, as the handler is given it."""
     records = []
-    EventSourceMapping(lab, PAYMENTS, lambda event, context: records.extend(event["Records"]), batch_size=1).drain()
+    EventSourceMapping(lab, stream, lambda event, context: records.extend(event["Records"]), batch_size=1).drain()
     return records[0]

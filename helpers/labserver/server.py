@@ -171,8 +171,9 @@ class Engine:
 
     def consistency_request(self, method, body):
         """GET, or POST {"mode": "explore"|"sampled"|"paused"}, {"mode": "explore", "resume": true}, {"settle": true},
-        {"reveal": [transaction, item]} or {"arrive": record} on /lab/consistency: (status, JSON answer); a reveal's
-        and an arrival's answer says which stream records may enter their streams now ("arrivals")."""
+        {"reveal": [transaction, item]} or {"arrive": {"by": "stream", "id": record}} on /lab/consistency: (status,
+        JSON answer); a reveal's and an arrival's answer says which stream records may enter their streams now
+        ("arrivals")."""
         with self.lock:
             model = self.model
             if method == "POST":
@@ -190,7 +191,7 @@ class Engine:
                     if "reveal" in request:
                         return HTTPStatus.OK, {**model.reveal(*request["reveal"]), "arrivals": streamlog.arrivals()}
                     if "arrive" in request:
-                        streamlog.arrive(request["arrive"])
+                        arrive(request["arrive"])
                         return HTTPStatus.OK, {"arrivals": streamlog.arrivals()}
                 except (KnobError, ChoiceError, TypeError, ValueError) as error:
                     return HTTPStatus.BAD_REQUEST, {"message": str(error)}
@@ -293,6 +294,14 @@ class Engine:
             operation = headers.get("X-Amz-Target", "").rpartition(".")[2]
             return engine_failure(error, request_object(body) or {}, streams_operation=operation)
         return respond(int(status), out_headers, payload.encode() if isinstance(payload, str) else payload)
+
+
+def arrive(event):
+    """Explored: the event {"by": ..., "id": ...} of the arrivals offered arrives now (a stream record, by "stream",
+    enters its stream); a ValueError for an event the server did not offer."""
+    if not isinstance(event, dict) or event.get("by") != "stream":
+        raise ValueError(f'"arrive" takes {{"by": "stream", "id": ...}}, one of the arrivals offered; got {event!r}')
+    streamlog.arrive(event.get("id"))
 
 
 def batch_place(headers):
