@@ -52,6 +52,9 @@ each item of a transaction becomes visible. A step (a "move", as a schedule name
   record last entered it while records are on their way to it, and its next read waits until one enters. The
   records still on their way when every client has finished are moves too, so `check` reads the streams as they
   ended;
+- "eu-west-1#2": write 2 on its way to eu-west-1 arrives there (helpers/labserver/globaltables.py): on a global table
+  whose Regions are eventually consistent (MREC), each item a write changes reaches each other Region as a move of
+  its own, at any point after the write, in any order; last writer wins on arrival;
 - "alice?1": alice's function left a choice to the explorer (`choice_point`, as helpers/consumer.py's Kinesis mode
   does) and gets its option 1 (counted from 0): a choice only her own code sees, so it commutes with every other
   client's move;
@@ -534,7 +537,7 @@ class Run:
         self.go = {name: threading.Event() for name in clients}
         self.strays = []  # operations sent meanwhile from a thread no client runs on (note_stray)
         self.arrivals = []  # the stream records that may enter their streams now, as the lab server last said
-        self.polls = {}  # (client, table) -> its reads of the table's stream since a record last entered it
+        self.polls = {}  # (client, stream) -> its reads of the stream since a record last entered it
 
     def start(self, workers):
         """Start every client on its worker thread and wait until each is held at its first request or done."""
@@ -685,11 +688,12 @@ class Run:
         return next(event for event in self.arrivals if Arrival(event).move == move)
 
     def arrive(self, move):
-        """Make the event `move` names arrive now (a stream record enters its stream)."""
+        """Make the event `move` names arrive now (a stream record enters its stream, a replicated write its Region)."""
         step = Arrival(self.event(move))
         self.steps.append(step)
         for kind, table in step.event["touches"]:
-            self.polls = {key: count for key, count in self.polls.items() if key[1] != table}
+            if kind == STREAM_RECORDS:
+                self.polls = {key: count for key, count in self.polls.items() if key[1] != table}
         self.arrivals = self.server.post({"arrive": {"by": step.client, "id": step.event["id"]}})["arrivals"]
         return step
 

@@ -243,7 +243,7 @@ def move_words(move):
     if kind == "!":
         return f"{name}: {FAULT_WORDS[place]}"
     if kind == "#":
-        return "a record enters its stream"
+        return "a record enters its stream" if name == "stream" else f"a write arrives in {name}"
     if kind == "?":
         return f"{name}: option {place + 1} of its choice"
     return name
@@ -252,7 +252,8 @@ def move_words(move):
 def cell_words(steps):
     """{step: its words short enough for a cell}. A transaction's item becoming visible ("TransactWriteItems makes
     {PK: 'USER#grace', SK: 'PROFILE'} visible") is named by the part of its key that tells the items apart
-    ("USER#grace visible"); a record entering a stream is named by its item's key ("ORDER#1 in stream"); a read an older
+    ("USER#grace visible"); a record entering a stream is named by its item's key ("ORDER#1 in stream"), a replicated
+    write by its key and Region ("ORDER#1 → eu-west-1"); a read an older
     copy answered is "Query (stale)"; a write with a fault is its operation
     alone ("PutItem": the cell's colour and the legend say "response lost" or "crashes"); other steps keep their
     words."""
@@ -267,6 +268,9 @@ def cell_words(steps):
     for step in steps:
         if step in entering:
             words[step] = f"{entering[step]} in stream"
+        elif " arrives in " in step and "'" in step:
+            key = " ".join(re.findall(r"'([^']*)'", step.split("}")[0]))
+            words[step] = f"{key} → {step.rpartition(' ')[2]}"
         elif step in keys:
             key = keys[step]
             words[step] = (key[telling] if telling is not None and telling < len(key) else " ".join(key)) + " visible"
@@ -335,8 +339,11 @@ def orders(frame, broken, outcome=None):
         figure.add_scatter(x=[None], y=[None], mode="markers", name="point of no return",
                            marker={"symbol": "square-open", "size": 14, "color": COLOURS["lost"], "line": {"width": 3}})
     bad = int((~frame["ok"]).sum())
-    arrivals = any(parse_move(move)[1] == "#" for move in clients)
-    step_title = "step (one request reaches DynamoDB" + (", or one record its stream)" if arrivals else ")")
+    arrivals = {parse_move(move)[0] for move in clients if parse_move(move)[1] == "#"}
+    step_title = "step (one request reaches DynamoDB)"
+    if arrivals:
+        step_title = step_title[:-1] + (", or one record its stream)" if arrivals == {"stream"} else
+                                        ", or one write or record arrives)")
     figure.update_layout(
         title={"text": f"{bad} of {len(frame)} distinct orders {broken}" if bad
                else f"None of the {len(frame)} distinct orders {broken}", "y": 0.98, "yanchor": "top"},

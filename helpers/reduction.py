@@ -42,9 +42,9 @@ from dataclasses import dataclass
 
 EVERYTHING = ("*", "*")
 # What DynamoDB Streams' requests read, named so that no table can share the name (a table name has no parentheses):
-STREAM_RECORDS = "(stream records)"  # (STREAM_RECORDS, table): the records a stream holds, which an arrival changes
-STREAM_SHARDS = "(stream shards)"  # (STREAM_SHARDS, table): its shards and where they start, which no arrival changes
-STREAM_TABLE = re.compile(r"arn:aws[a-z-]*:dynamodb:[^:]*:[0-9]{12}:table/([a-zA-Z0-9_.-]+)/stream/.+")
+STREAM_RECORDS = "(stream records)"  # (STREAM_RECORDS, stream): the records a stream holds, which an arrival changes
+STREAM_SHARDS = "(stream shards)"  # (STREAM_SHARDS, stream): its shards and where they start, which no arrival changes
+STREAM_TABLE = re.compile(r"arn:aws[a-z-]*:dynamodb:([^:]*):[0-9]{12}:table/([a-zA-Z0-9_.-]+)/stream/.+")
 
 
 @dataclass(frozen=True)
@@ -150,12 +150,12 @@ class Keys:
 
 
 def stream_named(body):
-    """The table whose stream a DynamoDB Streams request reads: named by its StreamArn, or by the ARN the lab server's
-    shard iterator begins with ("*", every table's, for an iterator of another server). A stream is named by its table,
-    not its ARN, which changes each time a scenario's reset creates the table again."""
+    """The stream a DynamoDB Streams request reads, as "<table> in <Region>": named by its StreamArn, or by the ARN the
+    lab server's shard iterator begins with ("*", every stream, for an iterator of another server). A stream is named
+    by its table and Region, not its ARN, which changes each time a scenario's reset creates the table again."""
     arn = body.get("StreamArn") or str(body.get("ShardIterator", "")).rpartition("|1|")[0]
     named = STREAM_TABLE.fullmatch(str(arn))
-    return named.group(1) if named else "*"
+    return f"{named.group(2)} in {named.group(1)}" if named else "*"
 
 
 def asleep(sleep, move, base=None):

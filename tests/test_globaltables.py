@@ -5,6 +5,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers import tracing
+from helpers.explore import explore
 from helpers.knobs import get_knobs, set_knobs
 
 TABLE = "p34-global"
@@ -381,3 +382,30 @@ def test_a_replicated_write_is_recorded_in_the_replicas_stream(lab, regions):
     records = streams.get_records(ShardIterator=iterator["ShardIterator"])["Records"]
     assert [(record["eventName"], record["dynamodb"]["NewImage"]) for record in records] == [
         ("INSERT", {"PK": {"S": "streamed"}, "n": {"N": "1"}})]
+
+
+def test_explored_each_replicated_write_arrives_as_a_move_and_two_version_checked_writes_can_both_succeed(lagging):
+    us, eu = lagging
+
+    def reset():
+        for client in (us, eu):
+            client.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
+
+    def booked(client, holder):
+        try:
+            book(client, holder)
+        except client.exceptions.ConditionalCheckFailedException:
+            return "refused"
+        return "OK"
+
+    ended = []
+    with tracing(False):
+        orders = explore({"alice": lambda: booked(us, "alice"), "bob": lambda: booked(eu, "bob")}, reset,
+                         lambda results: ended.append((results["alice"], results["bob"], seat(us)["holder"],
+                                                       seat(eu)["holder"])) or True)
+    assert set(ended) == {("OK", "refused", "alice", "alice"), ("refused", "OK", "bob", "bob"),
+                          ("OK", "OK", "bob", "bob"), ("OK", "OK", "alice", "alice")}  # both told OK: one is lost
+    moved = {move.partition("#")[0] for schedule in orders["schedule"] for move in schedule if "#" in move}
+    assert moved == {"eu-west-1", "us-east-1", "stream"}  # each write reaches the other Region, and each replica's stream
+    assert any(step.startswith("eu-west-1: p34-global {PK: 'seat'} as written in us-east-1 arrives in eu-west-1")
+               for steps in orders["steps"] for step in steps)

@@ -131,8 +131,9 @@ class History:
 class Model:
     """The copies, ongoing transactions and index copies of one lab server (used under the engine lock)."""
 
-    def __init__(self):
+    def __init__(self, settle_also=None):
         self.mode = "sampled"
+        self.settle_also = settle_also  # settles what else the explorer moves (globaltables' writes on their way)
         self.stale_reads = None
         self.gsi_lag = None
         self.transaction_window = None
@@ -196,7 +197,9 @@ class Model:
 
     def settle(self):
         """Every copy takes every write, every ongoing transaction ends, every stream record on its way enters its
-        stream (each item's in order): the copies agree again."""
+        stream (each item's in order), every replicated write on its way arrives: the copies agree again."""
+        if self.settle_also is not None:
+            self.settle_also()
         streamlog.flush()
         for number, transaction in list(self.transactions.items()):
             if "landing" in transaction:

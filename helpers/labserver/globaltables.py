@@ -62,6 +62,14 @@ the condition expression against the version of the item in the Region").
   as the next request comes, and all at once when the knob is turned off. An MRSC table stays synchronous ("Item
   changes in an MRSC global table replica are synchronously replicated to at least one other Region before the write
   operation returns a successful response").
+- explored (helpers/explore.py): on an MREC table each item's write reaches each other Region when the explorer says
+  so, a move of its own ("eu-west-1#2": write 2 on its way arrives in eu-west-1), at any point after the write and in
+  any order across items, Regions and writes ("The order of writes in a remote Region may not match the order in
+  which they happened in the source Region" is the issue's sentence for it; last writer wins on arrival, so an older
+  write arriving after a newer one changes nothing). The explorer applies one request at a time, so the timestamps'
+  order is the order it applied the writes in. An arrival is stored in the replica's leader, as a write made there
+  would be; the consistency model's followers (consistency.py) do not trail it. An MRSC table stays synchronous, as
+  its answer waits for the write to be replicated (ReplicatedWriteConflictException is not explored).
 A PartiQL write copies its whole table to the other replicas at once, in either case, without timestamps.
 """
 import copy
@@ -75,7 +83,8 @@ from moto.core.utils import unix_time
 from moto.dynamodb.models import dynamodb_backends
 
 from .answers import error
-from .consistency import key_of, store, written_keys
+from . import streamlog
+from .consistency import key_label, key_of, store, written_keys
 from .partiql import STATEMENT_TABLE, unquoted
 from .regions import find_table, here
 
@@ -158,6 +167,8 @@ class Replication:
         self.lag = None
         self.pending = []  # a heap of (when due, order sent, arrival)
         self.sent = itertools.count()
+        self.explored = []  # explored: [(number, source Region, arrival)] of the writes on their way, in the order sent
+        self.numbers = itertools.count(1)
 
     def set_lag(self, lag):
         """replication_lag: None (off: every pending write arrives now) or (low, high) seconds."""
@@ -166,8 +177,11 @@ class Replication:
             self.deliver(every=True)
 
     def send(self, arrival, strong):
-        """Deliver one item's write to one Region now, or (MREC with the knob on) after a random delay."""
-        if strong or self.lag is None:
+        """Deliver one item's write to one Region now, or (MREC) when the explorer says so, or with the knob on after a
+        random delay."""
+        if not strong and streamlog.explored:
+            self.explored.append((next(self.numbers), here()[1], arrival))
+        elif strong or self.lag is None:
             arrive(*arrival)
         else:
             heapq.heappush(self.pending, (time.monotonic() + random.uniform(*self.lag), next(self.sent), arrival))
@@ -178,6 +192,38 @@ class Replication:
         while self.pending and (every or self.pending[0][0] <= now):
             arrive(*heapq.heappop(self.pending)[2])
 
+
+    def arrivals(self):
+        """Explored: the writes on their way, as the explorer offers them: {"id", "by": the Region they arrive in,
+        "label", "touches": [the item they write, as helpers/reduction.py names it, whatever its Region]}."""
+        offered = []
+        for number, source, (account, name, region, key, image, stamp) in self.explored:
+            table = find_table(name, (account, region))
+            if table is None:
+                continue
+            names = [table.hash_key_attr] + ([table.range_key_attr] if table.has_range_key else [])
+            item = json.dumps([part.to_json() for part in key[:len(names)]], sort_keys=True)
+            change = "deleted" if image is None else "written"
+            offered.append({"id": number, "by": region, "touches": [[name, item]],
+                            "label": f"{name} {key_label(table, key)} as {change} in {source} arrives in {region}"})
+        return offered
+
+    def arrive_explored(self, region, number):
+        """Explored: write `number` on its way to `region` arrives now; a ValueError unless it is on its way."""
+        place = next((place for place, (sent, _, arrival) in enumerate(self.explored)
+                      if sent == number and arrival[2] == region), None)
+        if place is None:
+            raise ValueError(f"No write {number} is on its way to {region}")
+        arrive(*self.explored.pop(place)[2])
+        streamlog.applied(True)  # the replica's stream records the change it applied
+
+    def flush_explored(self):
+        """Every write on its way arrives, in the order sent; with none left, the numbering starts again from 1."""
+        for _, _, arrival in self.explored:
+            arrive(*arrival)
+            streamlog.applied(True)
+        self.explored.clear()
+        self.numbers = itertools.count(1)
 
     @staticmethod
     def global_tables():

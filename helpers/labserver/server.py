@@ -39,7 +39,7 @@ JSON_TYPE = "application/x-amz-json-1.0"
 LAB_PREFIX = "/lab/"
 KNOBS_PATH = "/lab/knobs"
 CONSISTENCY_PATH = "/lab/consistency"
-ARRIVALS_HEADER = "x-lab-arrivals"  # explored: the stream records that may enter their streams now (streamlog.arrivals)
+ARRIVALS_HEADER = "x-lab-arrivals"  # explored: the stream records and replicated writes that may arrive now (arrivals)
 CHOICES_HEADER = "X-Lab-Choices"
 ANSWER_CHOICES_HEADER = "X-Lab-Answer-Choices"  # an explored read's answer also lists the answers it was allowed
 LOSE_HEADER = "X-Lab-Lose-Response"  # the explorer's lost response: applied, then the connection is dropped
@@ -57,7 +57,7 @@ class Engine:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.model = Model()
+        self.model = Model(REPLICATION.flush_explored)
         self.meter = Meter()
         self.knobs = Knobs(self.model, self.meter, REPLICATION)
         self.doors = Doors()
@@ -79,8 +79,8 @@ class Engine:
         status, out_headers, payload = reply
         if let_in is not None:
             out_headers = {**out_headers, LET_IN_HEADER: f"{let_in:.6f}"}
-        if streamlog.pending:
-            out_headers = {**out_headers, ARRIVALS_HEADER: json.dumps(streamlog.arrivals())}
+        if streamlog.pending or REPLICATION.explored:
+            out_headers = {**out_headers, ARRIVALS_HEADER: json.dumps(arrivals())}
         return status, out_headers, payload
 
     def apply_request(self, url, headers, body):
@@ -171,9 +171,8 @@ class Engine:
 
     def consistency_request(self, method, body):
         """GET, or POST {"mode": "explore"|"sampled"|"paused"}, {"mode": "explore", "resume": true}, {"settle": true},
-        {"reveal": [transaction, item]} or {"arrive": {"by": "stream", "id": record}} on /lab/consistency: (status,
-        JSON answer); a reveal's and an arrival's answer says which stream records may enter their streams now
-        ("arrivals")."""
+        {"reveal": [transaction, item]} or {"arrive": {"by": "stream" or a Region, "id": ...}} on /lab/consistency:
+        (status, JSON answer); a reveal's and an arrival's answer says what may arrive now ("arrivals")."""
         with self.lock:
             model = self.model
             if method == "POST":
@@ -189,14 +188,14 @@ class Engine:
                     if request.get("settle"):
                         model.settle()
                     if "reveal" in request:
-                        return HTTPStatus.OK, {**model.reveal(*request["reveal"]), "arrivals": streamlog.arrivals()}
+                        return HTTPStatus.OK, {**model.reveal(*request["reveal"]), "arrivals": arrivals()}
                     if "arrive" in request:
                         arrive(request["arrive"])
-                        return HTTPStatus.OK, {"arrivals": streamlog.arrivals()}
+                        return HTTPStatus.OK, {"arrivals": arrivals()}
                 except (KnobError, ChoiceError, TypeError, ValueError) as error:
                     return HTTPStatus.BAD_REQUEST, {"message": str(error)}
             return HTTPStatus.OK, {"mode": model.mode, "ongoing_transactions": sorted(model.transactions),
-                                   "items_trailing": len(model.histories), "arrivals": streamlog.arrivals()}
+                                   "items_trailing": len(model.histories), "arrivals": arrivals()}
 
     def tables_request(self, method, body):
         """POST {"empty": CreateTable's arguments, "region": the client's} on /lab/tables (fresh.py): (status, JSON
@@ -296,12 +295,22 @@ class Engine:
         return respond(int(status), out_headers, payload.encode() if isinstance(payload, str) else payload)
 
 
+def arrivals():
+    """Explored: what may arrive now, as the explorer offers it: stream records entering their streams, then writes
+    replicated to other Regions."""
+    return streamlog.arrivals() + REPLICATION.arrivals()
+
+
 def arrive(event):
     """Explored: the event {"by": ..., "id": ...} of the arrivals offered arrives now (a stream record, by "stream",
-    enters its stream); a ValueError for an event the server did not offer."""
-    if not isinstance(event, dict) or event.get("by") != "stream":
-        raise ValueError(f'"arrive" takes {{"by": "stream", "id": ...}}, one of the arrivals offered; got {event!r}')
-    streamlog.arrive(event.get("id"))
+    enters its stream; a replicated write, by a Region, arrives there); a ValueError for one not offered."""
+    if not isinstance(event, dict) or not isinstance(event.get("by"), str):
+        raise ValueError(f'"arrive" takes {{"by": "stream" or a Region, "id": ...}}, one of the arrivals offered; '
+                         f"got {event!r}")
+    if event["by"] == "stream":
+        streamlog.arrive(event.get("id"))
+    else:
+        REPLICATION.arrive_explored(event["by"], event.get("id"))
 
 
 def batch_place(headers):

@@ -271,7 +271,7 @@ def arrivals():
         if item not in seen:
             seen.add(item)
             heads.append({"id": number, "by": "stream", "label": record_label(stream, record),
-                          "touches": [["(stream records)", stream.table_name]]})
+                          "touches": [["(stream records)", f"{stream.table_name} in {stream.region}"]]})
     return heads
 
 
