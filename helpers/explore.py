@@ -100,12 +100,12 @@ ORDER_COST_HEADER = "X-Lab-Order-Cost"  # its answer: what the steps of the orde
 HOLD_ID = "lab-explore-hold"
 ANSWER_ID = "lab-explore-answer"
 CONSISTENCIES = ("dynamodb", "strong")
-WINDOW = 3  # requests each other client may send while a transaction is ongoing
+WINDOW = 3  # requests naming an ongoing transaction's items another client may send; reads of a stream, records pending
 DEFAULT_CONSISTENCY = "dynamodb"
 LATEST = {"session": 0}  # the last exploration or step-through (re)started in this process: the tables are its
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 STREAM_READS = ("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords")  # DynamoDB Streams' operations
-ARRIVALS_HEADER = "x-lab-arrivals"  # the lab server's: the stream records that may enter their streams now
+ARRIVALS_HEADER = "x-lab-arrivals"  # the lab server's: what may arrive now (stream records, replicated writes)
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
 FAULTS = ("lost_response", "crash")
 FAULT_MOVES = {"lost_response": "lost", "crash": "crash"}
@@ -232,7 +232,8 @@ def batch_items(body):
 
 
 class Arrival:
-    """A stream record entering its stream (streamlog.arrivals): a move the explorer makes, not a client's request."""
+    """Something the lab server holds on its way arriving (its `arrivals`): a stream record entering its stream, or a
+    replicated write its Region. A move the explorer makes, not a client's request."""
 
     def __init__(self, event):
         self.event = event
@@ -241,7 +242,7 @@ class Arrival:
 
     @property
     def move(self):
-        """'stream#1', as a schedule names it."""
+        """'stream#1' (or 'eu-west-1#2'), as a schedule names it."""
         return f"{self.client}#{self.event['id']}"
 
     @property
@@ -536,7 +537,7 @@ class Run:
         self.exited = 0
         self.go = {name: threading.Event() for name in clients}
         self.strays = []  # operations sent meanwhile from a thread no client runs on (note_stray)
-        self.arrivals = []  # the stream records that may enter their streams now, as the lab server last said
+        self.arrivals = []  # what may arrive now, as the lab server last said (Arrival)
         self.polls = {}  # (client, stream) -> its reads of the stream since a record last entered it
 
     def start(self, workers):
@@ -704,14 +705,14 @@ class Run:
 
     @property
     def pending(self):
-        """True while a client holds a request or a stream record is on its way: the order goes on."""
+        """True while a client holds a request or something is on its way: the order goes on."""
         return bool(self.held or self.arrivals)
 
     def moves(self, answers=True):
-        """Every move possible now: the stream records that may enter their streams, then the clients' moves in the
-        scenario's order of clients; with answers=False a read's other answers are left out (ask `answers(name)` once
-        that client is chosen). A client that has sent WINDOW requests while a transaction is ongoing, or while a
-        record is on its way, waits until it has ended or entered."""
+        """Every move possible now: what may arrive (Arrival), then the clients' moves in the scenario's order of
+        clients; with answers=False a read's other answers are left out (ask `answers(name)` once that client is
+        chosen). A client that has sent WINDOW requests naming an ongoing transaction's items waits until it has
+        ended; one that has read a stream WINDOW times while records are on their way to it, until one enters."""
         ongoing = [held for held in self.held.values() if isinstance(held, Reveal)]
         moves = [Arrival(event).move for event in self.arrivals]
         for name in [name for name in self.enabled if not any(held.others.get(name, 0) >= WINDOW for held in ongoing)
@@ -736,7 +737,7 @@ class Run:
         held = self.held[name]
         if not self.arrivals or not isinstance(held, Request) or held.operation not in STREAM_READS:
             return False
-        waiting = {table for event in self.arrivals for _, table in event["touches"]}
+        waiting = {table for event in self.arrivals for kind, table in event["touches"] if kind == STREAM_RECORDS}
         return any(kind == STREAM_RECORDS and self.polls.get((name, table), 0) >= WINDOW and table in waiting
                    for kind, table in self.footprint(name).items)
 

@@ -64,9 +64,10 @@ the condition expression against the version of the item in the Region").
   operation returns a successful response").
 - explored (helpers/explore.py): on an MREC table each item's write reaches each other Region when the explorer says
   so, a move of its own ("eu-west-1#2": write 2 on its way arrives in eu-west-1), at any point after the write and in
-  any order across items, Regions and writes ("The order of writes in a remote Region may not match the order in
-  which they happened in the source Region" is the issue's sentence for it; last writer wins on arrival, so an older
-  write arriving after a newer one changes nothing). The explorer applies one request at a time, so the timestamps'
+  any order across items, Regions and writes (AWS Prescriptive Guidance, "Overview of global tables": each table
+  partition of the source Region replicates its writes in parallel with the others, so their order in a remote Region
+  may differ from the source's; last writer wins on arrival, so an older write arriving after a newer one changes
+  nothing). The explorer applies one request at a time, so the timestamps'
   order is the order it applied the writes in. An arrival is stored in the replica's leader, as a write made there
   would be; the consistency model's followers (consistency.py) do not trail it. An MRSC table stays synchronous, as
   its answer waits for the write to be replicated (ReplicatedWriteConflictException is not explored).
