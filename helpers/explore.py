@@ -302,8 +302,10 @@ def choice_point(what, options):
     if run is None:
         return random.randrange(len(options))
     if len(options) > MAX_OPTIONS:
-        raise ExplorationError(f"{CURRENT.name} asked the explorer to choose among {len(options):,} ways ({what}); it "
-                               f"tries at most {MAX_OPTIONS}: make the scenario smaller (fewer records in a batch)")
+        run.problem = ExplorationError(f"{CURRENT.name} left the explorer {len(options):,} ways to choose from "
+                                       f"({what} …); it tries at most {MAX_OPTIONS}: make the scenario smaller "
+                                       "(fewer records in a batch)")
+        raise run.problem
     held = Choice(CURRENT.name, what, options)
     run.hold(CURRENT.name, held)
     return held.chosen
@@ -537,6 +539,7 @@ class Run:
         self.exited = 0
         self.go = {name: threading.Event() for name in clients}
         self.strays = []  # operations sent meanwhile from a thread no client runs on (note_stray)
+        self.problem = None  # an ExplorationError a client met (choice_point), raised by the explorer once it ran
         self.arrivals = []  # what may arrive now, as the lab server last said (Arrival)
         self.polls = {}  # (client, stream) -> its reads of the stream since a record last entered it
 
@@ -989,6 +992,8 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
         raise
     if run.strays:
         raise strays_error(run)
+    if run.problem:
+        raise run.problem
     return run, choices
 
 
@@ -1265,6 +1270,8 @@ class Stepper:
                     self.run.start(self.workers)
                 if self.run.strays:
                     raise strays_error(self.run)
+                if self.run.problem:
+                    raise self.run.problem
             except BaseException:
                 self.run.stop()
                 raise
@@ -1299,6 +1306,8 @@ class Stepper:
                     made = self.run.release(move)
                 if self.run.strays:
                     raise strays_error(self.run)
+                if self.run.problem:
+                    raise self.run.problem
             except BaseException:
                 self.run.stop()
                 raise

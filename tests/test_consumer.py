@@ -7,7 +7,7 @@ from botocore.exceptions import ClientError
 
 from helpers import tracing
 from helpers.consumer import DRAIN_ATTEMPTS, EventSourceMapping, MappingError
-from helpers.explore import Stepper, choice_point, explore
+from helpers.explore import ExplorationError, Stepper, choice_point, explore
 from support import keyed_table
 
 TABLE = "p35-consumer"
@@ -402,3 +402,15 @@ def test_a_step_through_lets_a_record_enter_its_stream_as_a_move_of_its_own(lab)
             assert stepper.results["relay"] == [2]
         finally:
             stepper.close()
+
+
+def test_a_choice_of_more_ways_than_the_explorer_tries_is_refused_saying_how_to_shrink_it(lab):
+    def reset():
+        make_table(lab.client, TABLE)
+        for number in range(1, 6):  # 5 records in one read: 120 orders times 6 repeats
+            lab.client.put_item(TableName=TABLE, Item={"PK": f"ORDER#{number}"})
+
+    consume = lambda: EventSourceMapping(lab, TABLE, lambda event, context: None, kinesis=True).drain()  # noqa: E731
+    refused = r"720 ways to choose from .*\(fewer records in a batch\)"
+    with tracing(False), pytest.raises(ExplorationError, match=refused):
+        explore({"consumer": consume}, reset, lambda results: True)
