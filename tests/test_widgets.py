@@ -219,3 +219,18 @@ def test_a_transaction_s_first_step_says_none_of_its_items_is_visible_yet_and_it
     finally:
         panel.stepper.close()
 
+
+
+@pytest.mark.usefixtures("knobs_off")
+def test_a_step_through_panel_offers_each_stream_record_on_its_way_as_a_button_of_its_own(lab):
+    table = fresh_table("p35-orders", lab)
+    panel = StepThrough({"shop": lambda: table.put_item(Item={"PK": "ORDER#1"}) and "OK"},
+                        lambda: fresh_table("p35-orders", lab), consistency="dynamodb")
+    try:
+        panel.step("shop")
+        assert panel.move_buttons["stream#1"].description == "stream ▶ INSERT {PK: 'ORDER#1'} into p35-orders's stream"
+        panel.step("stream#1")
+        assert panel.history == ["shop: PutItem", "stream: INSERT {PK: 'ORDER#1'} into p35-orders's stream"]
+        assert "stream#1" not in panel.move_buttons
+    finally:
+        panel.stepper.close()
