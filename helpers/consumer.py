@@ -220,8 +220,8 @@ def as_kinesis_delivers(records):
             for again in (None, *range(len(records)))]
     words = [", ".join(str(place + 1) for place in order) + ("" if again is None else f", then {again + 1} again")
              for order, again in ways]
-    order, again = ways[choice_point(f"Kinesis hands over records {', '.join(map(str, range(1, len(records) + 1)))} as",
-                               words)]
+    order, again = ways[choice_point(f"Kinesis hands over records {', '.join(map(str, range(1, len(records) + 1)))}",
+                                     words)]
     return [records[place] for place in order] + ([records[again]] if again is not None else [])
 
 

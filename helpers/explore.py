@@ -277,13 +277,13 @@ class Choice:
 
     @property
     def label(self):
-        """"consumer: Kinesis hands over records 2, 1, then 1 again"."""
+        """"consumer: Kinesis hands over records 1, 2: 2, 1, then 1 again"."""
         return f"{self.client}: {self.summary}"
 
     @property
     def summary(self):
-        """What was chosen (while held, what is to be chosen)."""
-        return self.what if self.chosen is None else f"{self.what} {self.reply}"
+        """What was chosen, after a colon (while held, what is to be chosen)."""
+        return self.what if self.chosen is None else f"{self.what}: {self.reply}"
 
     @property
     def block(self):
@@ -1355,7 +1355,7 @@ class Stepper:
                 described[move] = self.run.event(move)["label"]
                 continue
             if kind == "?":
-                described[move] = f"{self.run.held[name].what} {self.run.held[name].options[place]}"
+                described[move] = f"{self.run.held[name].what}: {self.run.held[name].options[place]}"
                 continue
             held, item = self.run.held[name], batch_item(move)
             if item is not None:

@@ -219,6 +219,9 @@ def move_colours(moves):
         if kind == "#":
             colours[move] = (ARRIVAL_COLOUR, "#212121")
             continue
+        if kind == "?":  # every option of a client's choice alike: the cell's words say which
+            colours[move] = (MOVE_SHADES[CLIENT_COLOURS[bases.index(base) % len(CLIENT_COLOURS)]][0], "#212121")
+            continue
         colour = CLIENT_COLOURS[bases.index(base) % len(CLIENT_COLOURS)]
         if move == base:
             colours[move] = (colour, "white")
@@ -245,7 +248,7 @@ def move_words(move):
     if kind == "#":
         return "a record enters its stream" if name == "stream" else f"a write arrives in {name}"
     if kind == "?":
-        return f"{name}: option {place + 1} of its choice"
+        return f"{name}: its choice"
     return name
 
 
@@ -313,7 +316,7 @@ def orders(frame, broken, outcome=None):
         if not cells:
             continue
         y, x, steps, doomed, answers = zip(*cells)
-        text = [words[step] for step in steps]
+        text = [step.rpartition(": ")[2] if parse_move(client)[1] == "?" else words[step] for step in steps]
         colour, text_colour = colours[client]
         if move_words(client) not in legend:
             legend.add(move_words(client))

@@ -335,7 +335,7 @@ def test_kinesis_mode_hands_a_read_over_in_every_order_and_any_one_record_twice(
         handed.append(int(record["dynamodb"]["NewImage"]["version"]["N"]))
 
     orders, _ = kinesis_projection(lab, hand, versions=2)
-    assert len(orders) == 6 and all(step.startswith("consumer: Kinesis hands over records 1, 2 as ")
+    assert len(orders) == 6 and all(step.startswith("consumer: Kinesis hands over records 1, 2: ")
                                     for steps in orders["steps"] for step in steps if "Kinesis" in step)
     runs, start = [], 0
     for steps in orders["steps"]:  # each behaviour's handled versions, in the order the handler was given them
