@@ -607,7 +607,7 @@ class Run:
                         "time here); make it send its requests through the lab's client or return.")
                 self.changed.wait(SLICE)
 
-    def release(self, move):
+    def release(self, move, footprint=None):
         """Make one move (see the module docstring), then wait for every client to settle again; return the step."""
         name, kind, place = parse_move(move)
         item = batch_item(move)
@@ -623,7 +623,7 @@ class Run:
         choice = choices[place if kind == "~" else 0] if choices else None
         if item is not None and len(held.unread) > 1:
             return self.read_item(held, item, choice)
-        self.count_waits(name, self.footprint(move))
+        self.count_waits(name, footprint or self.footprint(move))
         with self.changed:
             request = self.held.pop(name)
             request.choice = choice
@@ -1010,7 +1010,7 @@ def walk(run, prefix, choices, sleep, server):
         step, footprint = transition(chosen), run.footprint(chosen)
         sleeping = [(entry, every, run.footprint(entry, every)) for entry, every in sleep + tried
                     if transition(entry) != step]  # each as it stands now, before the move
-        made = run.release(chosen)
+        made = run.release(chosen, footprint)
         if footprint.writes and not footprint.fault and getattr(made, "answer", "OK") != "OK":
             footprint = replace(footprint, writes=False)  # refused or cancelled: it only read its items
         sleep = wake(sleeping, footprint)
