@@ -1,0 +1,144 @@
+"""Explored, a global table whose Regions are eventually consistent (MREC) shows exactly what replication by last
+writer wins allows, on random small scenarios.
+
+Hypothesis draws two clients, one in us-east-1 and one in eu-west-1, each making 1-2 requests on items A and B of one
+MREC global table: a PutItem of a value of its own, or a strongly consistent GetItem in its own Region. Both run for
+real against the lab server under the explorer; each behaviour's outcome is what each read returned and each
+Region's items at the end. A model written here from the documents alone enumerates the outcomes they allow:
+
+- "When an application writes data to a replica in one Region, DynamoDB automatically replicates the write to all
+  other replicas in the global table" (Developer Guide, "How DynamoDB global tables work"): a write is applied in its
+  Region when it is made, and arrives in the other Region at any later moment, items and writes in any order;
+- "Global tables that use MREC resolve such conflicts with a last-writer-wins mechanism based on the timestamp of the
+  writes" (AWS Prescriptive Guidance, "Overview of global tables"): a write that arrives where a later one is stored
+  changes nothing;
+- a strongly consistent read is answered by its own Region's replica.
+
+The two sets of outcomes must be equal.
+"""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import tracing
+from helpers.explore import explore
+from support import PROPERTY_SETTINGS
+
+TABLE = "p34-global-property"
+REGIONS = ("us-east-1", "eu-west-1")
+KEY = {"KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
+       "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST"}
+REQUESTS = st.lists(st.sampled_from([("put", "A"), ("put", "B"), ("read", "A"), ("read", "B")]), min_size=1, max_size=2)
+
+pytestmark = pytest.mark.usefixtures("knobs_off")
+
+
+def model_outcomes(scenario):
+    """Every (what each client's reads returned, each Region's items at the end) replication by last writer wins
+    allows, by trying every order of the clients' requests and each write's arrival in the other Region."""
+    outcomes = set()
+    clock = iter(range(1, 100))
+
+    def step(places, stores, pending, reads):
+        if all(place == len(requests) for place, requests in zip(places, scenario)) and not pending:
+            ended = tuple(tuple(sorted((item, value) for item, (value, _) in store.items())) for store in stores)
+            outcomes.add((tuple(map(tuple, reads)), ended))
+            return
+        for client, requests in enumerate(scenario):
+            if places[client] == len(requests):
+                continue
+            kind, item = requests[places[client]]
+            moved = places[:client] + (places[client] + 1,) + places[client + 1:]
+            if kind == "read":
+                shown = stores[client].get(item, (None,))[0]
+                step(moved, stores, pending, [*reads[:client], [*reads[client], shown], *reads[client + 1:]])
+            else:
+                stamp, value = next(clock), f"{REGIONS[client]}-{places[client]}"
+                written = [dict(store) for store in stores]
+                written[client][item] = (value, stamp)
+                step(moved, written, [*pending, (1 - client, item, value, stamp)], reads)
+        for place, (region, item, value, stamp) in enumerate(pending):
+            arrived = [dict(store) for store in stores]
+            if arrived[region].get(item, (None, 0))[1] < stamp:
+                arrived[region][item] = (value, stamp)
+            step(places, arrived, pending[:place] + pending[place + 1:], reads)
+
+    step((0, 0), [{}, {}], [], [[], []])
+    return outcomes
+
+
+def explored_outcomes(lab, clients, scenario):
+    """Every (what each client's reads returned, each Region's items at the end) the explorer finds."""
+    def reset():
+        with tracing(False):
+            for item in ("A", "B"):
+                clients[0].delete_item(TableName=TABLE, Key={"PK": item})
+
+    def client_function(place):
+        client, requests = clients[place], scenario[place]
+
+        def run():
+            shown = []
+            for number, (kind, item) in enumerate(requests):
+                if kind == "read":
+                    found = client.get_item(TableName=TABLE, Key={"PK": item}, ConsistentRead=True).get("Item")
+                    shown.append(found and found["value"])
+                else:
+                    client.put_item(TableName=TABLE, Item={"PK": item, "value": f"{REGIONS[place]}-{number}"})
+            return tuple(shown)
+        return run
+
+    def items(client):
+        found = client.scan(TableName=TABLE, ConsistentRead=True)["Items"]
+        return tuple(sorted((item["PK"], item["value"]) for item in found))
+
+    found = set()
+
+    def check(results):
+        with tracing(False):
+            found.add(((results["us"], results["eu"]), tuple(items(client) for client in clients)))
+        return True
+
+    explore({"us": client_function(0), "eu": client_function(1)}, reset, check)
+    return found
+
+
+@pytest.fixture
+def global_table(lab):
+    """(us-east-1's client, eu-west-1's) of an MREC global table TABLE in both Regions (embedded server only)."""
+    if lab.kind != "embedded":
+        pytest.skip("global tables are modelled by the embedded lab server (DynamoDB Local has none)")
+    clients = [lab.client_in(region) for region in REGIONS]
+    with tracing(False):
+        drop(clients)
+        clients[0].create_table(TableName=TABLE, **KEY)
+        clients[0].update_table(TableName=TABLE, ReplicaUpdates=[{"Create": {"RegionName": REGIONS[1]}}])
+        yield clients
+        drop(clients)
+
+
+def drop(clients):
+    """TABLE in neither Region: its replica first, then itself."""
+    try:
+        clients[0].update_table(TableName=TABLE, ReplicaUpdates=[{"Delete": {"RegionName": REGIONS[1]}}])
+    except clients[0].exceptions.ClientError:
+        pass
+    for client in clients:
+        try:
+            client.delete_table(TableName=TABLE)
+        except client.exceptions.ResourceNotFoundException:
+            pass
+
+
+@settings(max_examples=10, **PROPERTY_SETTINGS)
+@given(us=REQUESTS, eu=REQUESTS)
+def test_an_explored_global_table_shows_exactly_what_last_writer_wins_allows(lab, global_table, us, eu):
+    assert explored_outcomes(lab, global_table, (us, eu)) == model_outcomes((us, eu))
+
+
+def test_two_writes_of_one_item_in_two_regions_converge_on_either_and_a_read_may_miss_the_other(lab, global_table):
+    outcomes = explored_outcomes(lab, global_table, ([("put", "A"), ("read", "A")], [("put", "A")]))
+    ends = {ended for _, ended in outcomes}
+    assert ends == {((("A", "us-east-1-0"),), (("A", "us-east-1-0"),)),
+                    ((("A", "eu-west-1-0"),), (("A", "eu-west-1-0"),))}  # the Regions agree, on either write
+    assert {reads[0] for reads, _ in outcomes} == {("us-east-1-0",), ("eu-west-1-0",)}
