@@ -88,7 +88,7 @@ from botocore.exceptions import ClientError
 
 from . import labhttp, trace
 from .backend import connect
-from .reduction import STREAM_RECORDS, Footprint, Keys, asleep, commute, overlap, wake
+from .reduction import EVERYTHING, STREAM_RECORDS, Footprint, Keys, asleep, commute, overlap, wake
 
 CLIENT_TIMEOUT = 10
 MAX_OPTIONS = 120  # of one choice a client leaves to the explorer
@@ -779,8 +779,8 @@ class Run:
         if item is not None:
             return Footprint(name, frozenset([self.keys.named(held.operation, held.body)[item]]), False, stale)
         items = frozenset(self.keys.named(held.operation, held.body))
-        if held.operation in STREAM_READS:
-            return Footprint(name, items, False)
+        if held.operation in STREAM_READS:  # off the model, a write's record enters at once: the read meets every write
+            return Footprint(name, items if self.modelled else frozenset([EVERYTHING]), False)
         blind = held.operation not in READS and bool(items & self.locked())
         if held.operation == "TransactGetItems":
             return Footprint(name, items, False, meets_transactions=True, blind=blind)

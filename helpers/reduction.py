@@ -18,9 +18,11 @@ two sign-ups with a sentinel: 3 behaviours cancelled in flight, where one per si
 
 A DynamoDB Streams request reads a stream: GetRecords (and GetShardIterator, but at TRIM_HORIZON) the records it
 holds, which a record entering it changes (an "arrival", helpers/explore.py); DescribeStream, ListStreams and
-GetShardIterator at TRIM_HORIZON only its shards, which no arrival changes. A write only puts records on their way,
-which no read of a stream sees: it commutes with them. Two arrivals on one stream do not commute (the shard's order
-of records differs); arrivals on different streams do, and so does an arrival with any write.
+GetShardIterator at TRIM_HORIZON only its shards, which no arrival changes. Explored on the lab server's model, a
+write only puts records on their way, which no read of a stream sees: it commutes with them (elsewhere a write's
+record enters at once, so the explorer takes a read of a stream to touch everything). Two arrivals on one stream do
+not commute (the shard's order of records differs); arrivals on different streams do, and so does an arrival with
+any write.
 
 The explorer's bounds (explore.WINDOW) count, for each client, only requests that do not commute with what they
 bound: a transaction stays ongoing while each other client has sent at most three requests naming one of its items;

@@ -62,7 +62,7 @@ def model_outcomes(writes, reads):
     return outcomes
 
 
-def explored_outcomes(lab, writes, reads):
+def explored_outcomes(lab, writes, reads, consistency="dynamodb"):
     """Every (what each read showed, the stream at the end) the explorer finds for the writer and the reader."""
     streams = streams_client(lab, lab.client.meta.region_name)
 
@@ -96,7 +96,8 @@ def explored_outcomes(lab, writes, reads):
             found.add((results["reader"], read_stream()))
         return True
 
-    explore({"writer": writer, "reader": lambda: tuple(read_stream() for _ in range(reads))}, reset, check)
+    explore({"writer": writer, "reader": lambda: tuple(read_stream() for _ in range(reads))}, reset, check,
+            consistency=consistency)
     return found
 
 
@@ -122,3 +123,8 @@ def test_an_items_records_are_never_read_out_of_order(lab):
 def test_the_model_lets_a_batchs_records_enter_while_the_batch_is_under_way():
     outcomes = model_outcomes([("batch", "AB")], reads=1)
     assert (((("B", 0),),), (("B", 0), ("A", 0))) in outcomes
+
+
+def test_off_the_model_a_read_of_the_stream_is_still_explored_before_and_after_a_write(lab):
+    outcomes = explored_outcomes(lab, [("put", "A")], reads=1, consistency="strong")  # records enter at once
+    assert {reads for reads, _ in outcomes} == {((),), ((("A", 0),),)}
