@@ -7,6 +7,7 @@ happens: "occurs: k of n" and what the first such order shows, or "prevented: 0 
 cell the anomaly cannot apply to says why instead of running anything.
 """
 from dataclasses import dataclass, field
+from functools import partial
 
 import ipywidgets as widgets
 import pandas as pd
@@ -522,13 +523,11 @@ def run_cell(row, column, scenario, lab=None):
     return Cell(row, column, "prevented", how_prevented(frame, scenario.how), 0, len(frame), frame, scenario)
 
 
-def stream_table(lab):
+def stream_numbers(lab, **numbers):
     """A reset(): the stream row's table, fresh (a new stream), holding x and y at `numbers`, as put_numbers does."""
-    def with_numbers(**numbers):
-        def reset():
-            put_numbers(fresh_table(STREAM_TABLE, lab), **numbers)()
-        return reset
-    return with_numbers
+    def reset():
+        put_numbers(fresh_table(STREAM_TABLE, lab), **numbers)()
+    return reset
 
 
 def stream_read(streams):
@@ -544,8 +543,10 @@ def stream_read(streams):
 
 
 def stream_scenarios(lab, streams):
-    """The stream row's cells: a consumer reading the stream where the other rows read the table ({column: Scenario})."""
-    table, client, read, numbers = lab.table(STREAM_TABLE), lab.client, stream_read(streams), stream_table(lab)
+    """The stream row's cells: a consumer reading the stream where the other rows read the table ({column:
+    Scenario})."""
+    table, client, read = lab.table(STREAM_TABLE), lab.client, stream_read(streams)
+    numbers = partial(stream_numbers, lab)
     seen_at = lambda order, client_name: step_of(order, client_name, 3)  # noqa: E731 (its GetRecords)
 
     def ana():
@@ -656,7 +657,8 @@ def build(lab, table=None):
     """Every cell of the atlas, explored: {(row, column): Cell}."""
     table = table or setup(lab)
     cells = {}
-    for (row, column), planned in plan(table, lab.client, lab, streams_client(lab, lab.client.meta.region_name)).items():
+    streams = streams_client(lab, lab.client.meta.region_name)
+    for (row, column), planned in plan(table, lab.client, lab, streams).items():
         if isinstance(planned, Scenario):
             cells[(row, column)] = run_cell(row, column, planned, lab)
         else:

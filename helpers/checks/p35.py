@@ -1,5 +1,5 @@
 """Checkers for notebook 35 (streams and consumers)."""
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from .. import explore
@@ -157,7 +157,7 @@ def check_add_and_notify(add_and_notify):
     """Attack add_and_notify(table, record): add_payment's running total, and one notification item (its PK starting
     with NOTIFY#<customer>) for each customer whose total has reached 100, none for the others (attack_consumer says
     how)."""
-    feed = Feed(PAYMENTS, payments_table, NOTIFY_EXPLORED, stress_payments, "payments", "every customer right")
+    feed = replace(PAYMENTS_FEED, explored=NOTIFY_EXPLORED)
     return attack_consumer("add_and_notify", add_and_notify, feed, notified_problem, why_told)
 
 
