@@ -55,6 +55,10 @@ each item of a transaction becomes visible. A step (a "move", as a schedule name
 - "eu-west-1#2": write 2 on its way to eu-west-1 arrives there (helpers/labserver/globaltables.py): on a global table
   whose Regions are eventually consistent (MREC), each item a write changes reaches each other Region as a move of
   its own, at any point after the write, in any order; last writer wins on arrival;
+- "alice+0" after alice's PutItem, UpdateItem or DeleteItem on a global table whose Regions are strongly consistent
+  (MRSC): her write, applied in her Region, is replicated and acknowledged, and her call returns. Until then it is in
+  flight: no Region's read sees it, a write to its item from another Region meets ReplicatedWriteConflictException
+  (botocore retries it, each attempt a step, counted in the WINDOW above), one from her own Region waits;
 - "alice?1": alice's function left a choice to the explorer (`choice_point`, as helpers/consumer.py's Kinesis mode
   does) and gets its option 1 (counted from 0): a choice only her own code sees, so it commutes with every other
   client's move;
@@ -75,6 +79,7 @@ notebook that asks for it says so). On DynamoDB Local or AWS the explorer can on
 import json
 import queue
 import random
+import re
 import threading
 import time
 import uuid
@@ -107,6 +112,8 @@ READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 STREAM_READS = ("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords")  # DynamoDB Streams' operations
 ARRIVALS_HEADER = "x-lab-arrivals"  # the lab server's: what may arrive now (stream records, replicated writes)
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
+SINGLE_ITEM_WRITES = ("PutItem", "UpdateItem", "DeleteItem")
+CREDENTIAL_SCOPE = re.compile(r"Credential=[^/,]*/[0-9]{8}/([a-z0-9-]+)/")  # SigV4: key/date/Region/service/...
 FAULTS = ("lost_response", "crash")
 FAULT_MOVES = {"lost_response": "lost", "crash": "crash"}
 FAULT_WORDS = {"lost": "response lost, the SDK retries", "crash": "then the client crashes"}
@@ -166,6 +173,12 @@ class Request:
     def note(self):
         """What the model or a fault did to this request, in words ("stale: ... without alice's PutItem"), or ''."""
         return stale_words(self.choice) or (FAULT_WORDS[self.fault] if self.fault else "")
+
+    @property
+    def region(self):
+        """The Region the request is signed for (its SigV4 credential scope), or None."""
+        signed = CREDENTIAL_SCOPE.search(str(self.http.headers.get("Authorization", ""))) if self.http else None
+        return signed.group(1) if signed else None
 
     def moves(self, faults=()):
         """The moves releasing this request: one per answer the model allows a read, one per fault a write may
@@ -317,6 +330,7 @@ class Reveal:
     def __init__(self, client, request, transaction):
         self.client, self.request = client, request
         self.number, self.items = transaction["id"], transaction["items"]
+        self.replicating = transaction.get("replicating")  # an MRSC write: the Region it was made in
         self.hidden = list(range(len(self.items)))
         self.operation, self.body, self.answer, self.reply = "reveal", request.body, "OK", "visible"
         self.note = ""
@@ -325,12 +339,14 @@ class Reveal:
 
     @property
     def label(self):
-        """"alice: TransactWriteItems makes {PK: 'B'} visible"."""
-        return f"{self.client}: {self.request.operation} makes {self.items[self.place]} visible"
+        """"alice: TransactWriteItems makes {PK: 'B'} visible" ("alice: PutItem of {PK: 'B'} replicated" for MRSC)."""
+        return f"{self.client}: {self.request.operation} {self.done(self.items[self.place])}"
 
     @property
     def summary(self):
         """What the move does (or, while held, what it may do next), for the panel's steps and buttons."""
+        if self.replicating:
+            return f"{self.request.operation}: replicate {self.items[0]} to another Region, then answer"
         if self.place is not None:
             return f"{self.request.operation}: make {self.items[self.place]} visible"
         return f"{self.request.operation}: make {' or '.join(self.items[place] for place in self.hidden)} visible"
@@ -338,7 +354,13 @@ class Reveal:
     @property
     def block(self):
         """The move in the transcript."""
-        return f"    ({self.request.operation} makes {self.items[self.place]} visible)"
+        return f"    ({self.request.operation} {self.done(self.items[self.place])})"
+
+    def done(self, item):
+        """What the move did to `item`, in words."""
+        if self.replicating:
+            return f"of {item} replicated from {self.replicating} to another Region: acknowledged"
+        return f"makes {item} visible"
 
     def moves(self):
         """One move per item still hidden."""
@@ -383,7 +405,7 @@ def hold_request(request, event_name, **_):
         if run.modelled:
             if held.choice is not None:
                 request.headers["X-Lab-Read-Choice"] = json.dumps(held.choice["versions"])
-            if operation in ("TransactWriteItems", "BatchWriteItem") and held.fault != "lost":
+            if operation in WRITES and held.fault != "lost":  # a transaction, a batch, an MRSC write stays ongoing
                 request.headers["X-Lab-Hold-Transaction"] = "1"
 
 
@@ -661,7 +683,8 @@ class Run:
 
     def reveal(self, held, place):
         """Make one item of an ongoing transaction visible; after the last, let its client go on."""
-        step = Reveal(held.client, held.request, {"id": held.number, "items": held.items})
+        step = Reveal(held.client, held.request, {"id": held.number, "items": held.items,
+                                                  "replicating": held.replicating})
         step.place = place
         held.hidden.remove(place)
         self.steps.append(step)
@@ -719,7 +742,7 @@ class Run:
         ongoing = [held for held in self.held.values() if isinstance(held, Reveal)]
         moves = [Arrival(event).move for event in self.arrivals]
         for name in [name for name in self.enabled if not any(held.others.get(name, 0) >= WINDOW for held in ongoing)
-                     and not self.polled_out(name)]:
+                     and not self.polled_out(name) and not self.queued(name, ongoing)]:
             held = self.held[name]
             if isinstance(held, Reveal):
                 moves += held.moves()
@@ -733,6 +756,18 @@ class Run:
                     held.choices = self.server.choices(held)
                 moves += held.moves(self.faults)
         return moves
+
+    def queued(self, name, ongoing):
+        """True when `name` holds a write to an item an MRSC write made in the same Region is still replicating: it
+        waits until that one is acknowledged (only a write from another Region meets ReplicatedWriteConflict)."""
+        held = self.held[name]
+        if not isinstance(held, Request) or held.operation not in WRITES:
+            return False
+        items = self.keys.named(held.operation, held.body)
+        return any(other.replicating == held.region and touches(Footprint(name, frozenset(items), True),
+                                                                 self.keys.written(other.request.operation,
+                                                                                   other.request.body))
+                   for other in ongoing if other.replicating)
 
     def polled_out(self, name):
         """True when `name` holds a read of a stream it has read WINDOW times since a record last entered it, while
@@ -773,7 +808,7 @@ class Run:
             return Footprint(name, frozenset(), False)
         if isinstance(held, Reveal):
             written = self.keys.written(held.request.operation, held.request.body)
-            last = held.request.operation == "TransactWriteItems" and held.hidden == [place]
+            last = (held.request.operation == "TransactWriteItems" or held.replicating) and held.hidden == [place]
             return Footprint(name, frozenset([written[place]]), True, frees=frozenset(written) if last else frozenset())
         stale = kind == "~" or (every_answer and self.modelled)
         if item is not None:
@@ -786,13 +821,16 @@ class Run:
             return Footprint(name, items, False, meets_transactions=True, blind=blind)
         if held.operation in READS:
             return Footprint(name, items, False, stale or (self.modelled and "IndexName" in held.body))
+        locks = self.modelled and (held.operation == "TransactWriteItems" or held.operation in SINGLE_ITEM_WRITES
+                                   and place != "lost" and self.keys.synchronous(held.body.get("TableName")))
         return Footprint(name, items, not blind, fault=place if kind == "!" else "", meets_transactions=True,
-                         blind=blind, locks=not blind and self.modelled and held.operation == "TransactWriteItems")
+                         blind=blind, locks=not blind and locks)
 
     def locked(self):
-        """The items of every transaction still ongoing (a request naming one meets TransactionConflict)."""
+        """The items of every transaction still ongoing (a request naming one meets TransactionConflict), and of every
+        MRSC write still replicating (a write from another Region meets ReplicatedWriteConflict)."""
         return {item for held in self.held.values() if isinstance(held, Reveal)
-                and held.request.operation == "TransactWriteItems"
+                and (held.request.operation == "TransactWriteItems" or held.replicating)
                 for item in self.keys.written(held.request.operation, held.request.body)}
 
     def stop(self):

@@ -97,16 +97,27 @@ class Keys:
     """The items a request names, as (table, key): key attributes as DynamoDB's DescribeTable gives them, per table."""
 
     def __init__(self, client):
-        self.client, self.names = client, {}
+        self.client, self.names, self.strong = client, {}, set()
+
+    def learn(self, table):
+        """Ask DynamoDB once for the table's key attributes, and whether it is a replica of an MRSC global table."""
+        if table not in self.names:
+            try:
+                described = self.client.describe_table(TableName=table)["Table"]
+                self.names[table] = [part["AttributeName"] for part in described["KeySchema"]]
+                if described.get("MultiRegionConsistency") == "STRONG":
+                    self.strong.add(table)
+            except Exception:  # a table that does not exist (yet): the request's own answer will say so
+                self.names[table] = None
+
+    def synchronous(self, table):
+        """True when `table` is a replica of an MRSC global table: a write to it stays ongoing until replicated."""
+        self.learn(table)
+        return table in self.strong
 
     def item(self, table, attributes):
         """(table, the key of `attributes` in it), or the whole table when it cannot be told."""
-        if table not in self.names:
-            try:
-                schema = self.client.describe_table(TableName=table)["Table"]["KeySchema"]
-                self.names[table] = [part["AttributeName"] for part in schema]
-            except Exception:  # a table that does not exist (yet): the request's own answer will say so
-                self.names[table] = None
+        self.learn(table)
         names = self.names[table]
         if names is None or not isinstance(attributes, dict):
             return table, "*"

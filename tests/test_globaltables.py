@@ -409,3 +409,46 @@ def test_explored_each_replicated_write_arrives_as_a_move_and_two_version_checke
     assert moved == {"eu-west-1", "us-east-1", "stream"}  # each write reaches the other Region, and each replica's stream
     assert any(step.startswith("eu-west-1: p34-global {PK: 'seat'} as written in us-east-1 arrives in eu-west-1")
                for steps in orders["steps"] for step in steps)
+
+
+def test_explored_on_mrsc_a_write_meeting_another_regions_write_in_flight_is_retried_never_lost(regions, lab,
+                                                                                                knobs_off):
+    strong(regions)
+    us, west = regions["us-east-1"], regions["us-west-2"]
+
+    def reset():
+        us.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
+
+    def booked(client, holder):
+        try:
+            book(client, holder)
+        except client.exceptions.ConditionalCheckFailedException:
+            return "refused"
+        return "OK"
+
+    ended = []
+    with tracing(False):
+        orders = explore({"alice": lambda: booked(us, "alice"), "bob": lambda: booked(west, "bob")}, reset,
+                         lambda results: ended.append((results["alice"], results["bob"], seat(us)["holder"],
+                                                       seat(west)["holder"])) or True)
+    assert set(ended) == {("OK", "refused", "alice", "alice"), ("refused", "OK", "bob", "bob")}  # never both OK
+    answered = {(step, answer) for row in orders.itertuples() for step, answer in zip(row.steps, row.answers)}
+    assert ("bob: PutItem", "ReplicatedWriteConflictException") in answered  # alice's write in flight: bob's SDK retries
+    assert ("alice: PutItem of {PK: 'seat'} replicated from us-east-1 to another Region: acknowledged", "OK") in answered
+    assert not any("#" in move for schedule in orders["schedule"] for move in schedule)  # nothing arrives later
+
+
+def test_explored_on_mrsc_a_strong_read_in_any_region_sees_the_write_once_acknowledged_never_before(regions, lab,
+                                                                                                    knobs_off):
+    strong(regions)
+    us, west = regions["us-east-1"], regions["us-west-2"]
+
+    def reset():
+        us.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
+
+    seen = []
+    with tracing(False):
+        explore({"alice": lambda: us.put_item(TableName=TABLE, Item={"PK": "seat", "version": 2}),
+                 "bob": lambda: seat(west)["version"]}, reset,
+                lambda results: seen.append(results["bob"]) or True)
+    assert sorted(set(seen)) == [1, 2]

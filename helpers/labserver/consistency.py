@@ -61,6 +61,7 @@ import random
 import time
 import zlib
 from collections import defaultdict
+from contextlib import nullcontext
 
 from moto.dynamodb.exceptions import TransactionCanceledException
 from moto.dynamodb.models.dynamo_type import DynamoType
@@ -84,6 +85,9 @@ HOLD_HEADER = "X-Lab-Hold-Transaction"
 TRANSACTION_HEADER = "x-lab-transaction"
 CONFLICT_MESSAGE = "Transaction is ongoing for the item"
 CONFLICT_REASON = ("TransactionConflict", CONFLICT_MESSAGE, None)
+REPLICATED_CONFLICT = ("The request was rejected because one or more items in the request are being modified by a "
+                       "request in another Region.")  # ReplicatedWriteConflictException, API reference
+SINGLE_ITEM_WRITES = ("PutItem", "UpdateItem", "DeleteItem")
 KEY_TYPES = ("S", "N", "B")  # the types a key attribute may have
 
 
@@ -131,15 +135,16 @@ class History:
 class Model:
     """The copies, ongoing transactions and index copies of one lab server (used under the engine lock)."""
 
-    def __init__(self, settle_also=None):
+    def __init__(self, replicas=None):
         self.mode = "sampled"
-        self.settle_also = settle_also  # settles what else the explorer moves (globaltables' writes on their way)
+        self.replicas = replicas  # globaltables.Replication: writes on their way to other Regions, MRSC replicas
         self.stale_reads = None
         self.gsi_lag = None
         self.transaction_window = None
         self.histories = {}
         self.locked = {}
         self.batched = {}
+        self.in_flight = {}  # explored MRSC writes not yet acknowledged: item, whatever its Region -> the writer's Region
         self.transactions = {}
         self.next_transaction = 1
         self.stale_runs = {}  # explored: (client, item) -> how many of the client's reads of it in a row were stale
@@ -198,10 +203,11 @@ class Model:
     def settle(self):
         """Every copy takes every write, every ongoing transaction ends, every stream record on its way enters its
         stream (each item's in order), every replicated write on its way arrives: the copies agree again."""
-        if self.settle_also is not None:
-            self.settle_also()
+        if self.replicas is not None:
+            self.replicas.flush_explored()
         streamlog.flush()
         for number, transaction in list(self.transactions.items()):
+            self.replicate(transaction)
             if "landing" in transaction:
                 self.end_transaction(number)
             elif transaction["batch"]:
@@ -212,6 +218,7 @@ class Model:
         self.histories.clear()
         self.locked.clear()
         self.batched.clear()
+        self.in_flight.clear()
         self.transactions.clear()
         self.stale_runs.clear()
         self.batch_reads.clear()
@@ -258,9 +265,15 @@ class Model:
         if "landing" in self.transactions[number]:
             self.land_due(self.transactions[number], time.monotonic(), every=True)
         enter_records(self.transactions[number])
+        self.replicate(self.transactions[number])
         for item_id in self.transactions.pop(number)["items"]:
             self.locked.pop(item_id, None)
             self.batched.pop(item_id, None)
+            self.in_flight.pop(everywhere(item_id), None)
+
+    def replicate(self, transaction):
+        """An explored MRSC write is acknowledged: it reaches the other Regions' replicas now."""
+        self.replicas.deliver_now(transaction.pop("replicated", ()))
 
     def handle(self, target, params, headers, apply):
         """Answer one request under the model: (status, headers, body) plus the time to answer it at (or None)."""
@@ -280,7 +293,13 @@ class Model:
         return self.read(target, params, headers, reads, apply, now), None
 
     def conflict(self, target, params):
-        """DynamoDB's answer to a request naming an item of an ongoing transaction, else None."""
+        """DynamoDB's answer to a request naming an item of an ongoing transaction, or (MRSC) a write naming an item
+        another Region's write is still replicating, else None."""
+        if target in WRITES and self.in_flight:
+            region = here()[1]
+            if any(self.in_flight.get(everywhere(item_id(*pair)), region) != region
+                   for pair in written_keys(target, params)):
+                return error("ReplicatedWriteConflictException", REPLICATED_CONFLICT, status=409)
         if not self.locked:
             return None
         if target in WRITES:
@@ -314,9 +333,12 @@ class Model:
                   for name, _, identity in named if batch and identity in self.histories}
         held = self.exploring and bool(named) and target in ("TransactWriteItems", "BatchWriteItem") and bool(
             headers.get(HOLD_HEADER))
+        replicated = (self.exploring and target in SINGLE_ITEM_WRITES and bool(headers.get(HOLD_HEADER))
+                      and self.replicas is not None and self.replicas.synchronous(params.get("TableName") or ""))
         streamlog.holding = [] if held else None
         try:
-            answer = apply()
+            with self.replicas.deferring(replicated) if self.replicas is not None else nullcontext([]) as deferred:
+                answer = apply()
         finally:
             records, streamlog.holding = streamlog.holding or [], None
         if answer[0] != 200:
@@ -326,7 +348,7 @@ class Model:
         writer = headers.get(STEP_HEADER) or target
         if batch and self.mode == "sampled":
             return self.begin_sampled_batch(named, before, writer, now, answer)
-        transaction = batch or bool(named) and target == "TransactWriteItems" and (
+        transaction = batch or replicated or bool(named) and target == "TransactWriteItems" and (
             bool(headers.get(HOLD_HEADER)) if self.exploring else bool(self.transaction_window))
         reveals = self.reveal_times(len(named), now) if transaction else [ALWAYS] * len(named)
         for (name, _, identity), reveal in zip(named, reveals):
@@ -339,7 +361,8 @@ class Model:
             return answer, None
         if batch:
             self.withhold(before)
-        return self.begin_transaction([identity for _, _, identity in named], answer, now, batch, records)
+        return self.begin_transaction([identity for _, _, identity in named], answer, now, batch, records,
+                                      deferred if replicated else None)
 
     def begin_sampled_batch(self, named, before, writer, now, answer):
         """Sampled: each of a batch's puts and deletes takes effect at its own moment across the transaction window
@@ -403,10 +426,11 @@ class Model:
             return NEVER
         return max(reveal, now + random.uniform(*lag)) if lag else reveal
 
-    def begin_transaction(self, identities, answer, now, batch=False, records=()):
-        """Keep the transaction (or explored batch) ongoing: a transaction's items are locked until it ends, a batch's
-        only waiting to become visible. Its stream records (explored) wait too: a batch's each for its item, a
-        transaction's all for its end."""
+    def begin_transaction(self, identities, answer, now, batch=False, records=(), replicated=None):
+        """Keep the transaction (or explored batch, or MRSC write) ongoing: a transaction's items are locked until it
+        ends, a batch's only waiting to become visible, an MRSC write's replicating (`replicated`: its writes to the
+        other Regions, delivered when it is acknowledged). Its stream records (explored) wait too: a batch's each for
+        its item, a transaction's all for its end."""
         number = self.next_transaction
         self.next_transaction += 1
         until = NEVER if self.exploring else max(self.histories[identity].ready[-1][LEADER]
@@ -416,10 +440,14 @@ class Model:
                                      "versions": [len(self.histories[identity].images) - 1 for identity in identities]}
         for identity in identities:
             (self.batched if batch else self.locked)[identity] = number
+        if replicated is not None:
+            self.transactions[number]["replicated"] = replicated
+            self.in_flight.update((everywhere(identity), here()[1]) for identity in identities)
         if self.exploring:
             status, out_headers, body = answer
             pending = [self.histories[identity].label for identity in identities]
-            out_headers = {**out_headers, TRANSACTION_HEADER: json.dumps({"id": number, "items": pending})}
+            ongoing = {"id": number, "items": pending, **({"replicating": here()[1]} if replicated is not None else {})}
+            out_headers = {**out_headers, TRANSACTION_HEADER: json.dumps(ongoing)}
             return (status, out_headers, body), None
         return answer, until
 
@@ -695,9 +723,9 @@ def checked_keys(target, params):
             for kind, detail in action.items() if kind == "ConditionCheck" and isinstance(detail, dict)]
 
 
-def error(code, message):
+def error(code, message, status=400):
     """(status, headers, body) of a DynamoDB error response."""
-    return respond(400, {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message})
+    return respond(status, {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message})
 
 
 def respond(status, payload):
@@ -724,6 +752,11 @@ def item_id(table_name, attributes):
     table = find_table(table_name)
     names = [table.hash_key_attr, table.range_key_attr] if table is not None else []
     return json.dumps([table_name, *[attributes.get(name) for name in names if name], here()[1]], sort_keys=True)
+
+
+def everywhere(identity):
+    """An item's name (item_id) without its Region: the same item in every replica of a global table."""
+    return json.dumps(json.loads(identity)[:-1], sort_keys=True)
 
 
 def key_label(table, key):

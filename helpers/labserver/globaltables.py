@@ -69,8 +69,17 @@ the condition expression against the version of the item in the Region").
   may differ from the source's; last writer wins on arrival, so an older write arriving after a newer one changes
   nothing). The explorer applies one request at a time, so the timestamps'
   order is the order it applied the writes in. An arrival is stored in the replica's leader, as a write made there
-  would be; the consistency model's followers (consistency.py) do not trail it. An MRSC table stays synchronous, as
-  its answer waits for the write to be replicated (ReplicatedWriteConflictException is not explored).
+  would be; the consistency model's followers (consistency.py) do not trail it. On an MRSC table a PutItem,
+  UpdateItem or DeleteItem is in flight from the moment it is applied in its Region until the explorer acknowledges
+  it (a move of its client's, as the last item of a transaction is: "Item changes in an MRSC global table replica are
+  synchronously replicated to at least one other Region before the write operation returns a successful response",
+  Developer Guide, global tables, how it works). Until then every Region's reads, strong or not, see the item as it
+  was, and a write to that item from another Region is refused with ReplicatedWriteConflictException, HTTP 409 ("The
+  request was rejected because one or more items in the request are being modified by a request in another Region",
+  API reference), which botocore retries on its own (its _retry.json and the error's retryable trait): each attempt is
+  a step. Once acknowledged, the write is in every replica. A write to it from its own Region waits for the
+  acknowledgement (the explorer holds it): DynamoDB documents no conflict within a Region. Sampled, an MRSC write is
+  replicated before its answer, one request at a time, so it never meets another in flight.
 A PartiQL write copies its whole table to the other replicas at once, in either case, without timestamps.
 """
 import copy
@@ -79,6 +88,7 @@ import itertools
 import json
 import random
 import time
+from contextlib import contextmanager
 
 from moto.core.utils import unix_time
 from moto.dynamodb.models import dynamodb_backends
@@ -170,6 +180,29 @@ class Replication:
         self.sent = itertools.count()
         self.explored = []  # explored: [(number, source Region, arrival)] of the writes on their way, in the order sent
         self.numbers = itertools.count(1)
+        self.deferred = None  # explored: the MRSC write being applied keeps its arrivals here until acknowledged
+
+    @staticmethod
+    def synchronous(name):
+        """True when the table `name` of the request's Region is a replica of an MRSC global table."""
+        group = group_of(name) if GROUPS else None
+        return group is not None and group.consistency == STRONG
+
+    @contextmanager
+    def deferring(self, defer):
+        """While the block applies a write, keep (when `defer`) its MRSC arrivals in the list it yields instead of
+        delivering them: the consistency model delivers them when the explorer acknowledges the write."""
+        self.deferred = [] if defer else None
+        try:
+            yield self.deferred
+        finally:
+            self.deferred = None
+
+    @staticmethod
+    def deliver_now(arrivals):
+        """Every one of these arrivals reaches its Region now (an MRSC write acknowledged)."""
+        for arrival in arrivals:
+            arrive(*arrival)
 
     def set_lag(self, lag):
         """replication_lag: None (off: every pending write arrives now) or (low, high) seconds."""
@@ -182,6 +215,8 @@ class Replication:
         random delay."""
         if not strong and streamlog.explored:
             self.explored.append((next(self.numbers), here()[1], arrival))
+        elif strong and self.deferred is not None:
+            self.deferred.append(arrival)
         elif strong or self.lag is None:
             arrive(*arrival)
         else:

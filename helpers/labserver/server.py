@@ -57,7 +57,7 @@ class Engine:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.model = Model(REPLICATION.flush_explored)
+        self.model = Model(REPLICATION)
         self.meter = Meter()
         self.knobs = Knobs(self.model, self.meter, REPLICATION)
         self.doors = Doors()
