@@ -14,9 +14,11 @@ on top of the work of an order):
 - 25's transfer as its checker explores it (helpers.checks.explored): two transfers of 60 from A, each one
   TransactWriteItems sent again on a conflict, on DynamoDB's model with lost responses and crashes; each behaviour
   starts from a fresh table holding three accounts and ends with the checker's three reads.
-Last, three explorations timed alone (goal: at most 5 s each): the racy clients with their default reads on the model,
-a two-item transfer against a BatchGetItem, and a stream consumer (helpers.consumer) handed 3 records in one batch,
-its invocation dying after any one of its 3 writes (the batch then handed over again).
+Last, four explorations timed alone (goal: at most 5 s each): the racy clients with their default reads on the model,
+a two-item transfer against a BatchGetItem, a stream consumer (helpers.consumer) handed 3 records in one batch,
+its invocation dying after any one of its 3 writes (the batch then handed over again), and two clients in two Regions
+of an MREC global table, each reading a seat and writing it back with a version check (each write reaching the other
+Region, and each replica's stream, as moves of their own).
 """
 import random
 import statistics
@@ -162,7 +164,8 @@ def main(repeats=REPEATS):
     for name, (clients, reset, check), faults in (
             ("as weak as DynamoDB, 3 racy clients, default reads", (clients, reset, check), ()),
             ("as weak as DynamoDB, a transfer against a BatchGetItem", transfer_scenario(), ()),
-            ("a consumer of 3 records, its invocation dying after any write", consumer_scenario(), ("crash",))):
+            ("a consumer of 3 records, its invocation dying after any write", consumer_scenario(), ("crash",)),
+            ("a version-checked write in each of two Regions of an MREC global table", two_region_scenario(), ())):
         began = time.perf_counter()
         orders = explore(clients, reset, check, consistency="dynamodb", faults=faults)
         took = time.perf_counter() - began
@@ -211,6 +214,38 @@ def consumer_scenario():
                                    ConsistentRead=True)["Item"]["total"] == 30
 
     return {"consumer": lambda: EventSourceMapping(lab, "p35-payments", add, batch_size=3).drain()}, reset, check
+
+
+def two_region_scenario(name="bench-global"):
+    """(clients, reset, check): alice in us-east-1 and bob in eu-west-1 each read a seat and write it back with a
+    version check (23's pattern), on a global table replicated between the two Regions (MREC)."""
+    lab = connect(quiet=True)
+    us, eu = lab.client_in("us-east-1"), lab.client_in("eu-west-1")
+    if name not in us.list_tables()["TableNames"]:
+        us.create_table(TableName=name, KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+                        BillingMode="PAY_PER_REQUEST")
+        us.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
+
+    def book(client, holder):
+        version = client.get_item(TableName=name, Key={"PK": "seat"}, ConsistentRead=True)["Item"]["version"]
+        try:
+            client.put_item(TableName=name, Item={"PK": "seat", "version": version + 1, "holder": holder},
+                            ConditionExpression="version = :v", ExpressionAttributeValues={":v": version})
+        except client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def reset():
+        for client in (us, eu):
+            client.put_item(TableName=name, Item={"PK": "seat", "version": 1})
+
+    def check(results):
+        written = 1 + results["alice"] + results["bob"]
+        return all(client.get_item(TableName=name, Key={"PK": "seat"}, ConsistentRead=True)["Item"]["version"] == written
+                   for client in (us, eu))
+
+    return {"alice": lambda: book(us, "alice"), "bob": lambda: book(eu, "bob")}, reset, check
 
 
 if __name__ == "__main__":
