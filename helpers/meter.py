@@ -1,7 +1,8 @@
 """The lab server's meter, from a notebook: what each table consumed, as CloudWatch counts it.
 
 `metrics(lab)` is a frame of every table's counters (capacity units consumed, those on writes refused by their
-condition, ConditionalCheckFailedRequests, TransactionConflict, throttled requests); `reset_metrics(lab)` sets them
+condition, ConditionalCheckFailedRequests, TransactionConflict, throttled requests, and the write units a global
+table's writes used in the other Regions' replicas); `reset_metrics(lab)` sets them
 to zero; `with metered(lab, table) as cost:` measures one block. Only the lab server has a meter: elsewhere
 `metrics` raises KnobsUnavailable and `metered` gives a Cost whose `available` is False.
 """
@@ -15,7 +16,8 @@ from .knobs import KnobsUnavailable, call
 PATH = "/lab/metrics"
 COUNTERS = ("ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "WriteUnitsOnRefusedWrites",
             "IndexReadCapacityUnits", "IndexWriteCapacityUnits", "ConditionalCheckFailedRequests",
-            "TransactionConflict", "ThrottledRequests", "ReadThrottleEvents", "WriteThrottleEvents", "Requests")
+            "TransactionConflict", "ThrottledRequests", "ReadThrottleEvents", "WriteThrottleEvents", "Requests",
+            "ReplicatedWriteUnits")
 
 
 def metrics(lab):

@@ -7,6 +7,7 @@ from botocore.exceptions import ClientError
 from helpers import tracing
 from helpers.explore import explore
 from helpers.knobs import get_knobs, set_knobs
+from helpers.meter import table_counters
 
 TABLE = "p34-global"
 KEY = {"KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
@@ -452,3 +453,21 @@ def test_explored_on_mrsc_a_strong_read_in_any_region_sees_the_write_once_acknow
                  "bob": lambda: seat(west)["version"]}, reset,
                 lambda results: seen.append(results["bob"]) or True)
     assert sorted(set(seen)) == [1, 2]
+
+
+def test_the_meter_counts_each_write_once_more_in_each_other_replica_and_none_for_a_witness(lab, regions, knobs_off):
+    us = regions["us-east-1"]
+    add_replica(us, "eu-west-1")
+    add_replica(us, "us-west-2")
+    before = table_counters(lab, TABLE)
+    us.put_item(TableName=TABLE, Item={"PK": "big", "text": "x" * 1500})  # 2 KB units
+    us.delete_item(TableName=TABLE, Key={"PK": "big"})
+    after = table_counters(lab, TABLE)
+    assert after["ReplicatedWriteUnits"] - before["ReplicatedWriteUnits"] == 2 * (2 + 1)
+
+
+def test_an_mrsc_write_is_counted_in_the_other_replica_not_the_witness(lab, regions, knobs_off):
+    strong(regions)
+    before = table_counters(lab, TABLE)["ReplicatedWriteUnits"]
+    regions["us-east-1"].put_item(TableName=TABLE, Item={"PK": "seat"})
+    assert table_counters(lab, TABLE)["ReplicatedWriteUnits"] - before == 1

@@ -81,6 +81,14 @@ the condition expression against the version of the item in the Region").
   acknowledgement (the explorer holds it): DynamoDB documents no conflict within a Region. Sampled, an MRSC write is
   replicated before its answer, one request at a time, so it never meets another in flight.
 A PartiQL write copies its whole table to the other replicas at once, in either case, without timestamps.
+
+Billing. "Write operations to replica tables are billed using the following units: Replicated Write Request Units
+(rWRUs) for on-demand capacity mode, where one rWRU per replica table is charged for each write up to 1KB"; "Replicated
+write (rWCU or rWRU) charges are incurred in every Region containing a replica table for the global table"; a witness
+incurs none (Developer Guide, "Understanding Amazon DynamoDB billing for global tables"). The meter counts a write's
+units in its own Region as for any table (ConsumedWriteCapacityUnits), and each arrival's in another Region's replica
+as ReplicatedWriteUnits of the table (1 KB units of the item written, at least one): a 1 KB write to a table of two
+replicas, 1 + 1. A PartiQL write's copy of the table is not counted.
 """
 import copy
 import heapq
@@ -94,6 +102,7 @@ from moto.core.utils import unix_time
 from moto.dynamodb.models import dynamodb_backends
 
 from .answers import error
+from .capacity import item_size, write_units
 from . import streamlog
 from .consistency import key_label, key_of, store, written_keys
 from .partiql import STATEMENT_TABLE, unquoted
@@ -181,6 +190,7 @@ class Replication:
         self.explored = []  # explored: [(number, source Region, arrival)] of the writes on their way, in the order sent
         self.numbers = itertools.count(1)
         self.deferred = None  # explored: the MRSC write being applied keeps its arrivals here until acknowledged
+        self.meter = None  # the lab server's meter (metering.Meter), which counts the units arrivals use
 
     @staticmethod
     def synchronous(name):
@@ -620,8 +630,13 @@ def send_item(name, attributes, group, stamp):
 
 def arrive(account, name, region, key, image, stamp):
     """A replicated write arrives in `region`: stored, and recorded in that replica's stream, unless that replica's
-    item holds a later write (last writer wins) or the table there is no replica any more."""
-    if group_of(name, (account, region)) is None or STAMPS.get((account, name, region, key), UNWRITTEN) >= stamp:
+    item holds a later write (last writer wins) or the table there is no replica any more. The meter counts the write
+    units it uses there, stored or not (module docstring: Billing)."""
+    if group_of(name, (account, region)) is None:
+        return
+    if REPLICATION.meter is not None:
+        REPLICATION.meter.replicated(name, write_units(item_size(image.attrs if image is not None else {})))
+    if STAMPS.get((account, name, region, key), UNWRITTEN) >= stamp:
         return
     STAMPS[account, name, region, key] = stamp
     replica = find_table(name, (account, region))

@@ -104,7 +104,8 @@ from .partiql import DUPLICATE_ITEM, holds, statement_access, values_equal
 METRICS_PATH = "/lab/metrics"
 COUNTERS = ("ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "WriteUnitsOnRefusedWrites",
             "IndexReadCapacityUnits", "IndexWriteCapacityUnits", "ConditionalCheckFailedRequests",
-            "TransactionConflict", "ThrottledRequests", "ReadThrottleEvents", "WriteThrottleEvents", "Requests")
+            "TransactionConflict", "ThrottledRequests", "ReadThrottleEvents", "WriteThrottleEvents", "Requests",
+            "ReplicatedWriteUnits")
 SINGLE = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "ExecuteStatement")
 TRANSACTIONS = ("TransactGetItems", "TransactWriteItems", "ExecuteTransaction")
 SINGLE_WRITES = ("PutItem", "UpdateItem", "DeleteItem", "ExecuteStatement")  # a refusal of theirs is billed
@@ -316,6 +317,10 @@ class Meter:
     def state(self):
         """GET /lab/metrics: every table's counters."""
         return {"tables": {name: dict(counters) for name, counters in sorted(self.tables.items())}}
+
+    def replicated(self, table, units):
+        """A write replicated to another Region's replica of `table` used `units` there (globaltables.arrive)."""
+        self.counters(table)["ReplicatedWriteUnits"] += units
 
     def reset(self):
         """DELETE /lab/metrics: every counter back to zero."""

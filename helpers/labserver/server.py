@@ -59,6 +59,7 @@ class Engine:
         self.lock = threading.Lock()
         self.model = Model(REPLICATION)
         self.meter = Meter()
+        REPLICATION.meter = self.meter
         self.knobs = Knobs(self.model, self.meter, REPLICATION)
         self.doors = Doors()
         self.made = Made()
