@@ -15,6 +15,15 @@ Region's items at the end. A model written here from the documents alone enumera
 - a strongly consistent read is answered by its own Region's replica.
 
 The two sets of outcomes must be equal.
+
+The same for a global table whose Regions are strongly consistent (MRSC), clients in us-east-1 and us-west-2 (the
+third Region a witness), whose writes may also be a PutItem only if the item does not exist yet. Its model: "Item
+changes in an MRSC global table replica are synchronously replicated to at least one other Region before the write
+operation returns a successful response" and a strongly consistent read "ensures you're always reading the latest
+version of an item, irrespective of the Region" (Developer Guide, "Multi-Region strong consistency"): a write is
+checked and sent when made, takes effect everywhere at one later moment before its answer, and a write of the same
+item from the other Region meanwhile is refused (ReplicatedWriteConflictException) and sent again, which changes no
+outcome.
 """
 import pytest
 from hypothesis import given, settings
@@ -28,6 +37,10 @@ TABLE = "p34-global-property"
 REGIONS = ("us-east-1", "eu-west-1")
 KEY = {"KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
        "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST"}
+STRONG_TABLE = "p34-global-property-mrsc"
+STRONG_REGIONS = ("us-east-1", "us-west-2")  # and a witness in us-east-2
+STRONG_REQUESTS = st.lists(st.sampled_from([("put", "A"), ("create", "A"), ("put", "B"), ("read", "A"), ("read", "B")]),
+                           min_size=1, max_size=2)
 REQUESTS = st.lists(st.sampled_from([("put", "A"), ("put", "B"), ("read", "A"), ("read", "B")]), min_size=1, max_size=2)
 
 pytestmark = pytest.mark.usefixtures("knobs_off")
@@ -103,6 +116,80 @@ def explored_outcomes(lab, clients, scenario):
     return found
 
 
+def strong_model_outcomes(scenario):
+    """Every (what each client's reads returned, the items at the end) MRSC allows: each write is checked when made and
+    takes effect everywhere when acknowledged, while a write of its item from the other Region waits."""
+    outcomes = set()
+
+    def step(places, store, flying, reads):
+        if all(place == len(requests) for place, requests in zip(places, scenario)):
+            outcomes.add((tuple(map(tuple, reads)), tuple(sorted(store.items()))))
+            return
+        for client, requests in enumerate(scenario):
+            if places[client] == len(requests):
+                continue
+            kind, item = requests[places[client]]
+            moved = places[:client] + (places[client] + 1,) + places[client + 1:]
+            value = f"{STRONG_REGIONS[client]}-{places[client]}"
+            if kind == "read":
+                step(moved, store, flying, [*reads[:client], [*reads[client], store.get(item)], *reads[client + 1:]])
+            elif flying.get(item) == client:  # its write, in flight, is acknowledged: in effect everywhere
+                step(moved, {**store, item: value}, {key: by for key, by in flying.items() if key != item}, reads)
+            elif item in flying:
+                continue  # the other Region's write of the item is in flight: this one is refused and sent again
+            elif kind == "create" and item in store:
+                step(moved, store, flying, reads)  # refused by its condition
+            else:
+                step(places, store, {**flying, item: client}, reads)  # checked and sent: in flight
+
+    step((0, 0), {}, {}, [[], []])
+    return outcomes
+
+
+def strong_explored_outcomes(clients, scenario):
+    """Every (what each client's reads returned, the items at the end, the same in both Regions) the explorer finds on
+    the MRSC table."""
+    def reset():
+        with tracing(False):
+            for item in ("A", "B"):
+                clients[0].delete_item(TableName=STRONG_TABLE, Key={"PK": item})
+
+    def client_function(place):
+        client, requests = clients[place], scenario[place]
+
+        def run():
+            shown = []
+            for number, (kind, item) in enumerate(requests):
+                if kind == "read":
+                    found = client.get_item(TableName=STRONG_TABLE, Key={"PK": item}, ConsistentRead=True).get("Item")
+                    shown.append(found and found["value"])
+                    continue
+                condition = {"ConditionExpression": "attribute_not_exists(PK)"} if kind == "create" else {}
+                try:
+                    client.put_item(TableName=STRONG_TABLE, Item={"PK": item, "value": f"{STRONG_REGIONS[place]}-{number}"},
+                                    **condition)
+                except client.exceptions.ConditionalCheckFailedException:
+                    pass
+            return tuple(shown)
+        return run
+
+    def items(client):
+        found = client.scan(TableName=STRONG_TABLE, ConsistentRead=True)["Items"]
+        return tuple(sorted((item["PK"], item["value"]) for item in found))
+
+    found = set()
+
+    def check(results):
+        with tracing(False):
+            ends = {items(client) for client in clients}
+        assert len(ends) == 1, f"the Regions disagree at the end: {ends}"
+        found.add(((results["us"], results["west"]), ends.pop()))
+        return True
+
+    explore({"us": client_function(0), "west": client_function(1)}, reset, check)
+    return found
+
+
 @pytest.fixture
 def global_table(lab):
     """(us-east-1's client, eu-west-1's) of an MREC global table TABLE in both Regions (embedded server only)."""
@@ -142,3 +229,44 @@ def test_two_writes_of_one_item_in_two_regions_converge_on_either_and_a_read_may
     assert ends == {((("A", "us-east-1-0"),), (("A", "us-east-1-0"),)),
                     ((("A", "eu-west-1-0"),), (("A", "eu-west-1-0"),))}  # the Regions agree, on either write
     assert {reads[0] for reads, _ in outcomes} == {("us-east-1-0",), ("eu-west-1-0",)}
+
+
+@pytest.fixture
+def strong_table(lab):
+    """(us-east-1's client, us-west-2's) of an MRSC global table STRONG_TABLE, its witness in us-east-2."""
+    if lab.kind != "embedded":
+        pytest.skip("global tables are modelled by the embedded lab server (DynamoDB Local has none)")
+    clients = [lab.client_in(region) for region in STRONG_REGIONS]
+    with tracing(False):
+        drop_strong(clients)
+        clients[0].create_table(TableName=STRONG_TABLE, **KEY)
+        clients[0].update_table(TableName=STRONG_TABLE, MultiRegionConsistency="STRONG",
+                                ReplicaUpdates=[{"Create": {"RegionName": STRONG_REGIONS[1]}}],
+                                GlobalTableWitnessUpdates=[{"Create": {"RegionName": "us-east-2"}}])
+        yield clients
+        drop_strong(clients)
+
+
+def drop_strong(clients):
+    """STRONG_TABLE in no Region: the MRSC table dissolved whole (its replica and witness in one request), then gone."""
+    try:
+        clients[0].update_table(TableName=STRONG_TABLE, ReplicaUpdates=[{"Delete": {"RegionName": STRONG_REGIONS[1]}}],
+                                GlobalTableWitnessUpdates=[{"Delete": {"RegionName": "us-east-2"}}])
+    except clients[0].exceptions.ClientError:
+        pass
+    try:
+        clients[0].delete_table(TableName=STRONG_TABLE)
+    except clients[0].exceptions.ResourceNotFoundException:
+        pass
+
+
+@settings(max_examples=10, **PROPERTY_SETTINGS)
+@given(us=STRONG_REQUESTS, west=STRONG_REQUESTS)
+def test_an_explored_mrsc_table_shows_exactly_what_synchronous_replication_allows(strong_table, us, west):
+    assert strong_explored_outcomes(strong_table, (us, west)) == strong_model_outcomes((us, west))
+
+
+def test_on_mrsc_two_creates_of_one_item_in_two_regions_one_wins_and_a_read_never_sees_a_write_in_flight(strong_table):
+    outcomes = strong_explored_outcomes(strong_table, ([("create", "A"), ("read", "A")], [("create", "A")]))
+    assert outcomes == {((("us-east-1-0",), ()), (("A", "us-east-1-0"),)),
+                        ((("us-west-2-0",), ()), (("A", "us-west-2-0"),))}  # on MREC both creates may succeed
