@@ -203,8 +203,6 @@ class Model:
     def settle(self):
         """Every copy takes every write, every ongoing transaction ends, every stream record on its way enters its
         stream (each item's in order), every replicated write on its way arrives: the copies agree again."""
-        if self.replicas is not None:
-            self.replicas.flush_explored()
         streamlog.flush()
         for number, transaction in list(self.transactions.items()):
             self.replicate(transaction)
@@ -214,6 +212,8 @@ class Model:
                 for place in transaction["hidden"]:
                     self.land(self.histories[transaction["items"][place]], transaction["versions"][place])
             enter_records(transaction)
+        if self.replicas is not None:
+            self.replicas.flush_explored()
         streamlog.flush()
         self.histories.clear()
         self.locked.clear()
@@ -272,7 +272,8 @@ class Model:
             self.in_flight.pop(everywhere(item_id), None)
 
     def replicate(self, transaction):
-        """An explored MRSC write is acknowledged: it reaches the other Regions' replicas now."""
+        """An explored transaction has ended, or an MRSC write is acknowledged: its writes to the other Regions'
+        replicas are sent now."""
         self.replicas.deliver_now(transaction.pop("replicated", ()))
 
     def handle(self, target, params, headers, apply):
@@ -335,9 +336,10 @@ class Model:
             headers.get(HOLD_HEADER))
         replicated = (self.exploring and target in SINGLE_ITEM_WRITES and bool(headers.get(HOLD_HEADER))
                       and self.replicas is not None and self.replicas.synchronous(params.get("TableName") or ""))
+        defer = replicated or held and target == "TransactWriteItems"  # replicated once it ends (MRSC: acknowledged)
         streamlog.holding = [] if held else None
         try:
-            with self.replicas.deferring(replicated) if self.replicas is not None else nullcontext([]) as deferred:
+            with self.replicas.deferring(defer) if self.replicas is not None else nullcontext(None) as deferred:
                 answer = apply()
         finally:
             records, streamlog.holding = streamlog.holding or [], None
@@ -362,7 +364,7 @@ class Model:
         if batch:
             self.withhold(before)
         return self.begin_transaction([identity for _, _, identity in named], answer, now, batch, records,
-                                      deferred if replicated else None)
+                                      deferred, replicated)
 
     def begin_sampled_batch(self, named, before, writer, now, answer):
         """Sampled: each of a batch's puts and deletes takes effect at its own moment across the transaction window
@@ -426,11 +428,11 @@ class Model:
             return NEVER
         return max(reveal, now + random.uniform(*lag)) if lag else reveal
 
-    def begin_transaction(self, identities, answer, now, batch=False, records=(), replicated=None):
-        """Keep the transaction (or explored batch, or MRSC write) ongoing: a transaction's items are locked until it
-        ends, a batch's only waiting to become visible, an MRSC write's replicating (`replicated`: its writes to the
-        other Regions, delivered when it is acknowledged). Its stream records (explored) wait too: a batch's each for
-        its item, a transaction's all for its end."""
+    def begin_transaction(self, identities, answer, now, batch=False, records=(), deferred=None, replicated=False):
+        """Keep the transaction (or explored batch, or MRSC write: `replicated`) ongoing: a transaction's items are
+        locked until it ends, a batch's only waiting to become visible, an MRSC write's replicating, in flight. Its
+        stream records (explored) wait too: a batch's each for its item, a transaction's all for its end; and so do its
+        writes to other Regions (`deferred`: sent when it ends)."""
         number = self.next_transaction
         self.next_transaction += 1
         until = NEVER if self.exploring else max(self.histories[identity].ready[-1][LEADER]
@@ -440,13 +442,14 @@ class Model:
                                      "versions": [len(self.histories[identity].images) - 1 for identity in identities]}
         for identity in identities:
             (self.batched if batch else self.locked)[identity] = number
-        if replicated is not None:
-            self.transactions[number]["replicated"] = replicated
+        if deferred:
+            self.transactions[number]["replicated"] = deferred
+        if replicated:
             self.in_flight.update((everywhere(identity), here()[1]) for identity in identities)
         if self.exploring:
             status, out_headers, body = answer
             pending = [self.histories[identity].label for identity in identities]
-            ongoing = {"id": number, "items": pending, **({"replicating": here()[1]} if replicated is not None else {})}
+            ongoing = {"id": number, "items": pending, **({"replicating": here()[1]} if replicated else {})}
             out_headers = {**out_headers, TRANSACTION_HEADER: json.dumps(ongoing)}
             return (status, out_headers, body), None
         return answer, until

@@ -200,19 +200,23 @@ class Replication:
 
     @contextmanager
     def deferring(self, defer):
-        """While the block applies a write, keep (when `defer`) its MRSC arrivals in the list it yields instead of
-        delivering them: the consistency model delivers them when the explorer acknowledges the write."""
+        """While the block applies a write, keep (when `defer`) what it sends to other Regions in the list it yields
+        instead of sending it: the consistency model sends it when the write ends (an explored transaction's last item
+        made visible, an MRSC write acknowledged)."""
         self.deferred = [] if defer else None
         try:
             yield self.deferred
         finally:
             self.deferred = None
 
-    @staticmethod
-    def deliver_now(arrivals):
-        """Every one of these arrivals reaches its Region now (an MRSC write acknowledged)."""
-        for arrival in arrivals:
-            arrive(*arrival)
+    def deliver_now(self, deferred):
+        """Send what a write kept back (`deferring`): an MRSC write's arrivals arrive now; an MREC write's are on their
+        way, as moves of the explorer's, or arrive now once the model no longer explores."""
+        for source, arrival, strong in deferred:
+            if not strong and streamlog.explored:
+                self.explored.append((next(self.numbers), source, arrival))
+            else:
+                arrive(*arrival)
 
     def set_lag(self, lag):
         """replication_lag: None (off: every pending write arrives now) or (low, high) seconds."""
@@ -223,10 +227,10 @@ class Replication:
     def send(self, arrival, strong):
         """Deliver one item's write to one Region now, or (MREC) when the explorer says so, or with the knob on after a
         random delay."""
-        if not strong and streamlog.explored:
+        if self.deferred is not None and (strong or streamlog.explored):
+            self.deferred.append((here()[1], arrival, strong))
+        elif not strong and streamlog.explored:
             self.explored.append((next(self.numbers), here()[1], arrival))
-        elif strong and self.deferred is not None:
-            self.deferred.append(arrival)
         elif strong or self.lag is None:
             arrive(*arrival)
         else:
