@@ -24,6 +24,16 @@ from .widgets import FITTED_ROW_STYLE, StepThrough, fitted_row
 TABLE = "p33-isolation-atlas"
 STREAM_TABLE = "p33-atlas-stream"  # the stream row's: the same pair of items, in a table with a stream
 STREAM_ROW = "stream consumer (GetRecords)"
+MREC_TABLE, MRSC_TABLE = "p33-atlas-mrec", "p33-atlas-mrsc"  # the Region rows': global tables of x and y
+MREC_LOST = "version-checked write in two Regions (MREC)"
+MRSC_LOST = "version-checked write in two Regions (MRSC)"
+MREC_READ = "ConsistentRead in another Region (MREC)"
+MRSC_READ = "ConsistentRead in another Region (MRSC)"
+REGION_ROWS = {  # row: (its global table, the writer's Region, the other client's Region)
+    MREC_LOST: (MREC_TABLE, "us-east-1", "eu-west-1"), MRSC_LOST: (MRSC_TABLE, "us-east-1", "us-west-2"),
+    MREC_READ: (MREC_TABLE, "us-east-1", "eu-west-1"), MRSC_READ: (MRSC_TABLE, "us-east-1", "us-west-2"),
+}
+MRSC_WITNESS = "us-east-2"
 X = {"PK": "PAIR", "SK": "x"}
 Y = {"PK": "PAIR", "SK": "y"}
 EMAIL = "EMAIL#ana@example.com"
@@ -49,6 +59,14 @@ ROWS = {
     "BatchWriteItem": "client.batch_write_item(RequestItems={TABLE: [{'PutRequest': ...}, ...]})",
     STREAM_ROW: ("it = streams.get_shard_iterator(StreamArn=..., ShardId=...,\n"
                  "  ShardIteratorType='TRIM_HORIZON')['ShardIterator']\nstreams.get_records(ShardIterator=it)"),
+    MREC_LOST: ("# alice in us-east-1, bob in eu-west-1, each on her own Region's replica\n"
+                "it = here.get_item(TableName=T, Key=k, ConsistentRead=True)['Item']\n"
+                "here.put_item(TableName=T, Item={**it, 'n': ..., 'version': it['version'] + 1},\n"
+                "  ConditionExpression='version = :v')"),
+    MRSC_LOST: "# the same, alice in us-east-1 and bob in us-west-2, on an MRSC global table",
+    MREC_READ: ("# alice writes in us-east-1; bob reads in eu-west-1\n"
+                "there.get_item(TableName=T, Key=k, ConsistentRead=True)"),
+    MRSC_READ: "# the same, bob reading in us-west-2, on an MRSC global table",
 }
 
 ANOMALIES = {
@@ -94,7 +112,13 @@ PREVENTED_BY = {
     "ConditionalCheckFailedException": "refused by a condition",
     "TransactionConflictException": "TransactionConflictException",
     "TransactionCanceledException": "cancelled",
+    "ReplicatedWriteConflictException": "ReplicatedWriteConflictException (sent again by the SDK)",
 }
+MRSC_NO_TRANSACTIONS = ("MRSC global tables refuse transactions (ValidationException), so no write of several items "
+                        "can be cancelled or seen in part.")
+OWN_REGION_READ = "its read is a ConsistentRead in the writer's own Region: see the ConsistentRead in another Region rows."
+ONE_ITEM_RULE = "its rule is on one item, written in two Regions: see the P4 lost update column."
+NO_GLOBAL_TABLES = "global tables need the lab server (DynamoDB Local has none): run this notebook on the embedded lab."
 
 
 @dataclass
@@ -621,6 +645,10 @@ def plan(table, client, lab=None, streams=None):
         cells[(row, "stale index read")] = sign_ups(table, client, row)
     if streams is not None:
         cells.update({(STREAM_ROW, column): scenario for column, scenario in stream_scenarios(lab, streams).items()})
+    for row in REGION_ROWS:
+        cells.update({(row, column): ("n/a", NO_GLOBAL_TABLES) for column in ANOMALIES} if lab is None or
+                     lab.kind != "embedded" else
+                     {(row, column): scenario for column, scenario in region_scenarios(lab, row).items()})
     return cells
 
 
@@ -628,6 +656,8 @@ def default_reason(row, column, read_rows, one_item_writes):
     """Why a cell runs nothing, in words."""
     if column == "G1b intermediate read":
         return NO_UNIT
+    if row in REGION_ROWS:
+        return region_reason(row, column)
     if row == STREAM_ROW:
         return READ_ONLY if column in ("G0 dirty write", "P4 lost update", "G2-item write skew") else STREAM_NOT_INDEX
     if column in ("G0 dirty write", "P4 lost update", "G2-item write skew") and row in read_rows:
@@ -653,11 +683,169 @@ def default_reason(row, column, read_rows, one_item_writes):
     return NOT_A_READ_ROW
 
 
+def region_reason(row, column):
+    """Why a cell of a Region row runs nothing, in words."""
+    if column == "stale index read":
+        return TABLE_NOT_INDEX
+    if row in (MREC_LOST, MRSC_LOST):
+        return {"G0 dirty write": ONE_ITEM, "G2-item write skew": ONE_ITEM_RULE}.get(column, OWN_REGION_READ)
+    if column in ("G0 dirty write", "P4 lost update", "G2-item write skew"):
+        return READ_ONLY
+    return MRSC_NO_TRANSACTIONS
+
+
+@dataclass
+class Replica:
+    """One Region's replica of a Region row's global table: a client signed for that Region, and the table's name."""
+
+    client: object
+    name: str
+
+    def n(self, key):
+        """The item's n as this Region's replica holds it, read strongly consistently (None when absent)."""
+        item = self.client.get_item(TableName=self.name, Key=key, ConsistentRead=True).get("Item")
+        return None if item is None else int(item["n"])
+
+    def put(self, key, n, **extra):
+        """'OK' or the error code of a PutItem of the item with this n."""
+        return code_of(lambda: self.client.put_item(TableName=self.name, Item={**key, "n": n, **extra}))
+
+
+def replicas(lab, row):
+    """(the writer's replica, the other client's) of a Region row."""
+    name, home, away = REGION_ROWS[row]
+    return Replica(lab.client_in(home), name), Replica(lab.client_in(away), name)
+
+
+def replica_numbers(replica, **numbers):
+    """A reset(): x and y hold these n (and version 1) in the writer's Region; the explorer lets every Region agree."""
+    def reset():
+        for name, key in (("x", X), ("y", Y)):
+            if name in numbers:
+                replica.put(key, numbers[name], version=1)
+            else:
+                replica.client.delete_item(TableName=replica.name, Key=key)
+    return reset
+
+
+def versioned_in(replica):
+    """A client function: read x in the replica's Region and write it back, one more, with a version check."""
+    def write():
+        item = replica.client.get_item(TableName=replica.name, Key=X, ConsistentRead=True)["Item"]
+        return code_of(lambda: replica.client.put_item(
+            TableName=replica.name, Item={**item, "n": item["n"] + 1, "version": item["version"] + 1},
+            ConditionExpression="version = :v", ExpressionAttributeValues={":v": item["version"]}))
+    return write
+
+
+def region_scenarios(lab, row):
+    """A Region row's explored cells ({column: Scenario}): a version-checked write in each of two Regions, or a write
+    in one Region read strongly consistently in the other."""
+    here, there = replicas(lab, row)
+    if row in (MREC_LOST, MRSC_LOST):
+        return {"P4 lost update": Scenario(
+            {"alice": versioned_in(here), "bob": versioned_in(there)}, replica_numbers(here, x=0, y=0),
+            holds=lambda results: {here.n(X), there.n(X)} == {oks(results)},
+            how="a write in flight in one Region meets the other's: the later one is refused, then checked again",
+            says=lambda order: "alice and bob were both told OK in their Regions, yet x holds only one of their "
+                               "changes, in both")}
+    write = lambda: here.put(X, 1)  # noqa: E731
+    cells = {
+        "stale read": Scenario(
+            {"alice": write, "bob": lambda: there.n(X)}, replica_numbers(here, x=0),
+            anomaly=lambda order: order["results"]["bob"] == 0 and step_of(order, "bob") > returned_at(order, "alice"),
+            how="a strongly consistent read in any Region sees every acknowledged write",
+            says=lambda order: f"bob read 0 in {there.client.meta.region_name} after alice's PutItem of 1 in "
+                               f"{here.client.meta.region_name} had returned"),
+        "no read-your-writes": Scenario(
+            {"ana": lambda: (here.put(X, 1), there.n(X))[1]}, replica_numbers(here, x=0),
+            holds=lambda results: results["ana"] != 0,
+            how="her write was acknowledged in every Region before it returned",
+            says=lambda order: "ana's PutItem of 1 returned, then her read in the other Region gave 0"),
+        "non-monotonic reads": Scenario(
+            {"alice": write, "bob": lambda: (there.n(X), there.n(X))}, replica_numbers(here, x=0),
+            holds=lambda results: results["bob"] != (1, 0),
+            how="a replica takes a write once and keeps the latest: it never goes back",
+            says=lambda order: "bob read 1, then 0"),
+    }
+    if row == MREC_READ:
+        cells["G1a aborted read"] = Scenario(
+            {"alice": cancelled_in(here), "bob": lambda: there.n(X)}, replica_numbers(here, x=0, y=0),
+            holds=lambda results: results["bob"] != 99, how="a cancelled transaction is replicated nowhere",
+            says=lambda order: "bob read 99, which only alice's cancelled transaction wrote")
+        cells["G-single read skew"] = Scenario(
+            {"alice": transfer_in(here), "bob": lambda: (there.n(X), there.n(Y))}, replica_numbers(here, x=100, y=100),
+            holds=lambda results: sum(results["bob"]) == 200,
+            says=lambda order: part_of(order["results"]["bob"], "alice's transfer, its items replicated one by one"))
+    return cells
+
+
+def returned_at(order, client):
+    """The place of `client`'s last step among the order's steps: its call returned then (an MRSC write once
+    acknowledged)."""
+    return max(place for place, step in enumerate(order["steps"]) if step.startswith(f"{client}: "))
+
+
+def cancelled_in(replica):
+    """A client function: a transaction setting x = 99 in the replica's Region, cancelled by its ConditionCheck on y."""
+    return lambda: code_of(lambda: replica.client.transact_write_items(TransactItems=[
+        {"Update": {"TableName": replica.name, "Key": X, "UpdateExpression": "SET n = :n",
+                    "ExpressionAttributeValues": {":n": 99}}},
+        {"ConditionCheck": {"TableName": replica.name, "Key": Y, "ConditionExpression": "attribute_not_exists(PK)"}}]))
+
+
+def transfer_in(replica):
+    """A client function: move 10 from x to y in one TransactWriteItems in the replica's Region."""
+    return lambda: code_of(lambda: replica.client.transact_write_items(TransactItems=[
+        {"Update": {"TableName": replica.name, "Key": key, "UpdateExpression": "SET n = n + :d",
+                    "ExpressionAttributeValues": {":d": change}}} for key, change in ((X, -10), (Y, 10))]))
+
+
+def global_tables(lab):
+    """The Region rows' global tables, made anew from empty tables: MREC_TABLE in us-east-1 and eu-west-1, MRSC_TABLE in
+    us-east-1 and us-west-2 with a witness in us-east-2."""
+    home = lab.client_in("us-east-1")
+    for name, others in ((MREC_TABLE, ("eu-west-1",)), (MRSC_TABLE, ("us-west-2",))):
+        dissolve(lab, name, ("us-east-1", *others))
+        home.create_table(TableName=name, KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"},
+                                                     {"AttributeName": "SK", "KeyType": "RANGE"}],
+                          AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"},
+                                                {"AttributeName": "SK", "AttributeType": "S"}],
+                          BillingMode="PAY_PER_REQUEST")
+    home.update_table(TableName=MREC_TABLE, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
+    home.update_table(TableName=MRSC_TABLE, MultiRegionConsistency="STRONG",
+                      ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}],
+                      GlobalTableWitnessUpdates=[{"Create": {"RegionName": MRSC_WITNESS}}])
+
+
+def dissolve(lab, name, regions):
+    """The global table `name` gone from every one of `regions`: its replicas (and witness) first, then each table."""
+    for region in regions:
+        client = lab.client_in(region)
+        try:
+            described = client.describe_table(TableName=name)["Table"]
+        except client.exceptions.ResourceNotFoundException:
+            continue
+        deletes = [{"Delete": {"RegionName": replica["RegionName"]}} for replica in described.get("Replicas", [])]
+        witnesses = [{"Delete": {"RegionName": witness["RegionName"]}}
+                     for witness in described.get("GlobalTableWitnesses", [])]
+        if deletes and "MultiRegionConsistency" in described:
+            client.update_table(TableName=name, ReplicaUpdates=deletes,
+                                **({"GlobalTableWitnessUpdates": witnesses} if witnesses else {}))
+        else:
+            for delete in deletes:
+                client.update_table(TableName=name, ReplicaUpdates=[delete])
+        client.delete_table(TableName=name)
+
+
 def build(lab, table=None):
     """Every cell of the atlas, explored: {(row, column): Cell}."""
     table = table or setup(lab)
     cells = {}
     streams = streams_client(lab, lab.client.meta.region_name)
+    if lab.kind == "embedded":
+        with tracing(False):
+            global_tables(lab)
     for (row, column), planned in plan(table, lab.client, lab, streams).items():
         if isinstance(planned, Scenario):
             cells[(row, column)] = run_cell(row, column, planned, lab)
