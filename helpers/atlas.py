@@ -888,7 +888,7 @@ def figure(cells):
     chart.update_layout(title={"text": "The isolation atlas<br><sup>✓ prevented in every distinct order · occurs: in k "
                                        "of n distinct orders · blank: does not apply · hover a cell for its words</sup>",
                                "y": 0.98},
-                        height=680, margin={"l": 10, "r": 10, "t": 115, "b": 20},
+                        height=120 + 40 * len(rows), margin={"l": 10, "r": 10, "t": 115, "b": 20},
                         xaxis={"side": "top", "tickangle": 0, "tickfont": {"size": 11}, "tickvals": columns,
                                "ticktext": [column_label(column) for column in columns]},
                         yaxis={"autorange": "reversed", "automargin": True, "tickvals": rows,
@@ -987,6 +987,23 @@ def agrees_with_the_guide(cells):
     if cells[("BatchWriteItem", "G0 dirty write")].verdict != "occurs":
         wrong.append("two BatchWriteItems never interleave item by item: isolated as units, stronger than the guide says")
     return wrong
+
+
+GLOBAL_TABLES_PAGE = {  # "How DynamoDB global tables work": what each Region cell must show
+    (MREC_READ, "stale read"): "occurs",  # "may return stale data if the item was last updated in a different Region"
+    (MREC_LOST, "P4 lost update"): "occurs",  # conditions see "the version of the item in the Region"; last writer wins
+    (MREC_READ, "G-single read skew"): "occurs",  # "Transactional writes are not replicated as a unit across Regions"
+    (MREC_READ, "G1a aborted read"): "prevented",  # "replicated ... once they've been committed in the source Region"
+    (MRSC_READ, "stale read"): "prevented",  # "on any MRSC replica always return the latest version of an item"
+    (MRSC_LOST, "P4 lost update"): "prevented",  # ReplicatedWriteConflictException; conditions see the latest version
+}
+
+
+def agrees_with_global_tables(cells):
+    """[] when the atlas's Region rows agree with the Developer Guide's "How DynamoDB global tables work", else what
+    disagrees, in words (GLOBAL_TABLES_PAGE: each cell and the sentence that decides it)."""
+    return [f"{row} · {column}: {cells[(row, column)].verdict}, where the page says {verdict}"
+            for (row, column), verdict in GLOBAL_TABLES_PAGE.items() if cells[(row, column)].verdict != verdict]
 
 
 def exercise_cells(lab, table=None):

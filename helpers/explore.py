@@ -54,7 +54,7 @@ each item of a transaction becomes visible. A step (a "move", as a schedule name
   ended;
 - "eu-west-1#2": write 2 on its way to eu-west-1 arrives there (helpers/labserver/globaltables.py): on a global table
   whose Regions are eventually consistent (MREC), each item a write changes reaches each other Region as a move of
-  its own, at any point after the write, in any order; last writer wins on arrival;
+  its own, at any point after the write (a transaction's once it has ended), in any order; last writer wins on arrival;
 - "alice+0" after alice's PutItem, UpdateItem or DeleteItem on a global table whose Regions are strongly consistent
   (MRSC): her write, applied in her Region, is replicated and acknowledged, and her call returns. Until then it is in
   flight: no Region's read sees it, a write to its item from another Region meets ReplicatedWriteConflictException

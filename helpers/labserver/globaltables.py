@@ -63,8 +63,10 @@ the condition expression against the version of the item in the Region").
   changes in an MRSC global table replica are synchronously replicated to at least one other Region before the write
   operation returns a successful response").
 - explored (helpers/explore.py): on an MREC table each item's write reaches each other Region when the explorer says
-  so, a move of its own ("eu-west-1#2": write 2 on its way arrives in eu-west-1), at any point after the write and in
-  any order across items, Regions and writes (AWS Prescriptive Guidance, "Overview of global tables": each table
+  so, a move of its own ("eu-west-1#2": write 2 on its way arrives in eu-west-1), at any point after the write (a
+  transaction's once it has ended: "Changes will only be replicated to other Regions once they've been committed in
+  the source Region", Developer Guide, "How DynamoDB global tables work") and in any order across items, Regions and
+  writes (AWS Prescriptive Guidance, "Overview of global tables": each table
   partition of the source Region replicates its writes in parallel with the others, so their order in a remote Region
   may differ from the source's; last writer wins on arrival, so an older write arriving after a newer one changes
   nothing). The explorer applies one request at a time, so the timestamps'
