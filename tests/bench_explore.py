@@ -242,8 +242,8 @@ def two_region_scenario(name="bench-global"):
 
     def check(results):
         written = 1 + results["alice"] + results["bob"]
-        return all(client.get_item(TableName=name, Key={"PK": "seat"}, ConsistentRead=True)["Item"]["version"] == written
-                   for client in (us, eu))
+        return all(client.get_item(TableName=name, Key={"PK": "seat"}, ConsistentRead=True)["Item"]["version"]
+                   == written for client in (us, eu))
 
     return {"alice": lambda: book(us, "alice"), "bob": lambda: book(eu, "bob")}, reset, check
 

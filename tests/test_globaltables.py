@@ -1,10 +1,14 @@
 """Global tables (version 2019.11.21) in the lab server, through DynamoDB's own API: UpdateTable's ReplicaUpdates,
 MultiRegionConsistency and GlobalTableWitnessUpdates, DescribeTable's replicas, and writes reaching every replica."""
+import http.client
+import json
+from urllib.parse import urlsplit
+
 import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers import tracing
+from helpers import labhttp, tracing
 from helpers.explore import explore
 from helpers.knobs import get_knobs, set_knobs
 from helpers.meter import table_counters
@@ -434,8 +438,9 @@ def test_explored_on_mrsc_a_write_meeting_another_regions_write_in_flight_is_ret
                                                        seat(west)["holder"])) or True)
     assert set(ended) == {("OK", "refused", "alice", "alice"), ("refused", "OK", "bob", "bob")}  # never both OK
     answered = {(step, answer) for row in orders.itertuples() for step, answer in zip(row.steps, row.answers)}
-    assert ("bob: PutItem", "ReplicatedWriteConflictException") in answered  # alice's write in flight: bob's SDK retries
-    assert ("alice: PutItem of {PK: 'seat'} replicated from us-east-1 to another Region: acknowledged", "OK") in answered
+    assert ("bob: PutItem", "ReplicatedWriteConflictException") in answered  # alice's in flight: bob's SDK retries
+    acknowledged = "alice: PutItem of {PK: 'seat'} replicated from us-east-1 to another Region: acknowledged"
+    assert (acknowledged, "OK") in answered
     assert not any("#" in move for schedule in orders["schedule"] for move in schedule)  # nothing arrives later
 
 
@@ -471,3 +476,47 @@ def test_an_mrsc_write_is_counted_in_the_other_replica_not_the_witness(lab, regi
     before = table_counters(lab, TABLE)["ReplicatedWriteUnits"]
     regions["us-east-1"].put_item(TableName=TABLE, Item={"PK": "seat"})
     assert table_counters(lab, TABLE)["ReplicatedWriteUnits"] - before == 1
+
+
+def raw(endpoint, region, operation, body, **headers):
+    """(status, headers, parsed body) of one DynamoDB request sent as raw HTTP, signed (in name) for `region`, its
+    header names in lower case as some SDKs send them."""
+    parts = urlsplit(endpoint)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
+    try:
+        connection.request("POST", "/", json.dumps(body).encode(), {
+            "x-amz-target": f"DynamoDB_20120810.{operation}", "content-type": "application/x-amz-json-1.0",
+            "authorization": f"AWS4-HMAC-SHA256 Credential=lab/20260101/{region}/dynamodb/aws4_request, "
+                             "SignedHeaders=host, Signature=0", **headers})
+        response = connection.getresponse()
+        return response.status, {name.lower(): value for name, value in response.getheaders()}, json.loads(
+            response.read() or b"{}")
+    finally:
+        connection.close()
+
+
+def test_over_raw_http_an_mrsc_write_held_in_flight_refuses_another_regions_write_with_409_until_acknowledged(
+        lab, regions, knobs_off):
+    strong(regions)
+    seat = {"TableName": TABLE, "Key": {"PK": {"S": "seat"}}, "ConsistentRead": True}
+    consistency = lab.endpoint + "/lab/consistency"
+    labhttp.request(consistency, "POST", json.dumps({"mode": "explore"}).encode())
+    try:
+        status, headers, _ = raw(lab.endpoint, "us-east-1", "PutItem", {
+            "TableName": TABLE, "Item": {"PK": {"S": "seat"}, "holder": {"S": "alice"}}},
+            **{"x-lab-hold-transaction": "1"})
+        ongoing = json.loads(headers["x-lab-transaction"])
+        assert status == 200 and ongoing["replicating"] == "us-east-1"
+        assert "Item" not in raw(lab.endpoint, "us-west-2", "GetItem", seat)[2]  # in flight: no Region sees it yet
+        status, _, refusal = raw(lab.endpoint, "us-west-2", "PutItem", {
+            "TableName": TABLE, "Item": {"PK": {"S": "seat"}, "holder": {"S": "bob"}}})
+        assert (status, refusal["__type"].rpartition("#")[2], refusal["message"]) == (
+            409, "ReplicatedWriteConflictException",
+            "The request was rejected because one or more items in the request are being modified by a request in "
+            "another Region.")
+        labhttp.request(consistency, "POST", json.dumps({"reveal": [ongoing["id"], 0]}).encode())
+        assert raw(lab.endpoint, "us-west-2", "GetItem", seat)[2]["Item"]["holder"] == {"S": "alice"}
+        assert raw(lab.endpoint, "us-west-2", "PutItem", {
+            "TableName": TABLE, "Item": {"PK": {"S": "seat"}, "holder": {"S": "bob"}}})[0] == 200
+    finally:
+        labhttp.request(consistency, "POST", json.dumps({"mode": "sampled"}).encode())

@@ -166,8 +166,8 @@ def strong_explored_outcomes(clients, scenario):
                     continue
                 condition = {"ConditionExpression": "attribute_not_exists(PK)"} if kind == "create" else {}
                 try:
-                    client.put_item(TableName=STRONG_TABLE, Item={"PK": item, "value": f"{STRONG_REGIONS[place]}-{number}"},
-                                    **condition)
+                    client.put_item(TableName=STRONG_TABLE,
+                                    Item={"PK": item, "value": f"{STRONG_REGIONS[place]}-{number}"}, **condition)
                 except client.exceptions.ConditionalCheckFailedException:
                     pass
             return tuple(shown)

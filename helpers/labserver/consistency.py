@@ -144,7 +144,7 @@ class Model:
         self.histories = {}
         self.locked = {}
         self.batched = {}
-        self.in_flight = {}  # explored MRSC writes not yet acknowledged: item, whatever its Region -> the writer's Region
+        self.in_flight = {}  # explored MRSC writes not acknowledged yet: item, in any Region -> the writer's Region
         self.transactions = {}
         self.next_transaction = 1
         self.stale_runs = {}  # explored: (client, item) -> how many of the client's reads of it in a row were stale
