@@ -51,7 +51,12 @@ each item of a transaction becomes visible. A step (a "move", as a schedule name
   consumer that polls for one could poll forever: here a client reads a stream at most WINDOW (3) times since a
   record last entered it while records are on their way to it, and its next read waits until one enters. The
   records still on their way when every client has finished are moves too, so `check` reads the streams as they
-  ended;
+  ended. Where nobody reads a stream (a replica of a global table has one, which DynamoDB keeps on), the order of its
+  records can be seen by no client, so an exploration starts with every record entering its stream at once, as no
+  move; once a client sends a DynamoDB Streams request, it starts over (before any check) with the records' arrivals
+  as moves. A check that alone reads a stream sees its records as they entered it at once. A schedule replayed, or a
+  step-through panel given an exploration's orders, watches the streams as that exploration did (a panel given none
+  watches them);
 - "eu-west-1#2": write 2 on its way to eu-west-1 arrives there (helpers/labserver/globaltables.py): on a global table
   whose Regions are eventually consistent (MREC), each item a write changes reaches each other Region as a move of
   its own, at any point after the write (a transaction's once it has ended), in any order; last writer wins on arrival;
@@ -107,6 +112,7 @@ ANSWER_ID = "lab-explore-answer"
 CONSISTENCIES = ("dynamodb", "strong")
 WINDOW = 3  # requests naming an ongoing transaction's items another client may send; reads of a stream, records pending
 DEFAULT_CONSISTENCY = "dynamodb"
+STREAM_REQUESTS = {"seen": 0}  # DynamoDB Streams requests a run's clients have sent
 LATEST = {"session": 0}  # the last exploration or step-through (re)started in this process: the tables are its
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 STREAM_READS = ("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords")  # DynamoDB Streams' operations
@@ -391,6 +397,8 @@ def hold_request(request, event_name, **_):
     if run is None:
         note_stray(operation)
     else:
+        if operation in STREAM_READS:
+            STREAM_REQUESTS["seen"] += 1
         held = Request(CURRENT.name, operation, json.loads(request.body or b"{}"), request)
         if run.modelled:
             request.headers["X-Lab-Step"] = f"{held.client}: {operation}"  # before the hold: choices name the client
@@ -539,8 +547,10 @@ class Workers:
 class Run:
     """One schedule in progress: each client running on its thread, held at a request, or done."""
 
-    def __init__(self, clients, timeout=CLIENT_TIMEOUT, server=None, faults=(), metered=False, keys=None):
+    def __init__(self, clients, timeout=CLIENT_TIMEOUT, server=None, faults=(), metered=False, keys=None,
+                 watch_streams=True):
         self.clients = clients
+        self.watch_streams = watch_streams  # False: records on their way to a stream enter it at once, as no move
         self.keys = keys  # reduction.Keys: the items each move touches, for the explorer's reduction
         self.blocked = False  # every possible move slept: the run repeated a behaviour already run
         self.prints = []  # the footprint of each move taken
@@ -728,6 +738,15 @@ class Run:
     def enabled(self):
         """The clients holding a request, in the order the scenario names them."""
         return [name for name in self.clients if name in self.held]
+
+    def deliver_unwatched(self):
+        """Unless streams are watched, every stream record on its way enters its stream now, in the order the lab server
+        offers them, as no move (module docstring: nobody reads those streams, so their order is never seen)."""
+        while not self.watch_streams and self.modelled:
+            waiting = [event for event in self.arrivals if event["by"] == "stream"]
+            if not waiting:
+                return
+            self.arrivals = self.server.post({"arrive": {"by": "stream", "id": waiting[0]["id"]}})["arrivals"]
 
     @property
     def pending(self):
@@ -1005,7 +1024,8 @@ def refill_retry_quota(client):
         checker._quota.release(checker._quota.INITIAL_CAPACITY)
 
 
-def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, faults=(), keys=None):
+def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, faults=(), keys=None,
+                 watch_streams=True):
     """Run one schedule: follow `prefix`, then always the first move possible that does not sleep; return (run,
     choices). run.blocked is True when every possible move slept (the run repeats a behaviour already run).
 
@@ -1019,7 +1039,8 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
     one chosen sleeps below it until a move that does not commute with it is made.
     """
     start_state(reset, server)
-    run = Run(clients, timeout, server, faults, metered=lab.kind == "embedded", keys=keys or Keys(lab.client))
+    run = Run(clients, timeout, server, faults, metered=lab.kind == "embedded", keys=keys or Keys(lab.client),
+              watch_streams=watch_streams)
     choices, sleep = [], []
     try:
         with watched(run):
@@ -1037,7 +1058,10 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
 
 def walk(run, prefix, choices, sleep, server):
     """Make the run's moves until no client is held: the prefix's, then the first possible that does not sleep."""
-    while run.pending:
+    while True:
+        run.deliver_unwatched()
+        if not run.pending:
+            return
         chosen, tried = choose(run, prefix, choices, sleep)
         if chosen is None:
             run.blocked = True
@@ -1174,12 +1198,16 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     server = model_server(lab, consistency)
     install_hold(lab.client)
     rows, prints, prefix, first, keys = [], [], [], None, Keys(lab.client)
+    watch, seen = False, STREAM_REQUESTS["seen"]
     with exclusive(), trace.tracing(False), working(clients) as workers, modelled(server):
         new_session()
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
-            run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults, keys)
+            run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults, keys, watch)
+            if not watch and STREAM_REQUESTS["seen"] != seen:  # a client reads a stream: start over, watching them
+                watch, rows, prints, prefix, first = True, [], [], [], None
+                continue
             prefix = next_prefix(choices)
             if run.blocked:
                 continue
@@ -1263,7 +1291,8 @@ def replay(clients, reset, schedule, check=None, *, lab=None, timeout=CLIENT_TIM
 
     With `check`, returns (results, ok).
     """
-    stepper = Stepper(clients, reset, check, lab=lab, timeout=timeout, consistency=consistency, faults=faults)
+    stepper = Stepper(clients, reset, check, lab=lab, timeout=timeout, consistency=consistency, faults=faults,
+                      watch_streams=streams_in([schedule]))
     try:
         for name in schedule:
             request = stepper.step(name)
@@ -1278,14 +1307,19 @@ def replay(clients, reset, schedule, check=None, *, lab=None, timeout=CLIENT_TIM
         stepper.close()
 
 
+def streams_in(schedules):
+    """True when a stream record's arrival is a move of some schedule: the exploration watched the streams."""
+    return any(parse_move(move)[0] == "stream" for schedule in schedules for move in schedule)
+
+
 class Stepper:
     """One schedule played by hand: step(name) releases that client's held request; reset() starts over."""
 
     def __init__(self, clients, reset, check=None, *, lab=None, timeout=CLIENT_TIMEOUT,
-                 consistency=DEFAULT_CONSISTENCY, faults=()):
+                 consistency=DEFAULT_CONSISTENCY, faults=(), watch_streams=True):
         check_clients(clients)
         check_faults(faults)
-        self.faults = faults
+        self.faults, self.watch_streams = faults, watch_streams
         self.clients, self.reset_state, self.check, self.timeout = clients, reset, check, timeout
         self.lab = lab or connect(quiet=True)
         self.server = model_server(self.lab, consistency)
@@ -1302,10 +1336,12 @@ class Stepper:
             if self.server is not None:
                 self.server.explore()
             start_state(self.reset_state, self.server)
-            self.run = Run(self.clients, self.timeout, self.server, self.faults, keys=Keys(self.lab.client))
+            self.run = Run(self.clients, self.timeout, self.server, self.faults, keys=Keys(self.lab.client),
+                           watch_streams=self.watch_streams)
             try:
                 with watched(self.run):
                     self.run.start(self.workers)
+                self.run.deliver_unwatched()
                 if self.run.strays:
                     raise strays_error(self.run)
                 if self.run.problem:
@@ -1342,6 +1378,7 @@ class Stepper:
             try:
                 with watched(self.run):
                     made = self.run.release(move)
+                self.run.deliver_unwatched()
                 if self.run.strays:
                     raise strays_error(self.run)
                 if self.run.problem:
@@ -1371,7 +1408,9 @@ class Stepper:
             self.server.resume()  # each step paused it again
 
     def replay(self, schedule):
-        """Start over and play `schedule` (a sequence of client names) step by step."""
+        """Start over and play `schedule` (a sequence of client names) step by step; streams are watched as they were
+        where it was explored."""
+        self.watch_streams = streams_in([schedule])
         self.reset()
         for name in schedule:
             self.step(name)
@@ -1401,7 +1440,8 @@ class Stepper:
                 answered = f", answered {choices[place if kind == '~' else 0]['label']}" if len(choices) > 1 else ""
                 described[move] = f"{held.operation}: read {held.items[item]}{answered}"
             elif kind == "+":
-                described[move] = f"{held.request.operation}: make {held.items[place]} visible"
+                described[move] = held.summary if held.replicating else (
+                    f"{held.request.operation}: make {held.items[place]} visible")
             elif kind == "!":
                 described[move] = f"{held.summary}, {FAULT_WORDS[place]}"
             elif held.choices and len(held.choices) > 1:

@@ -325,7 +325,8 @@ class StepThrough:
 
     def __init__(self, clients, reset, check=None, show=None, orders=None, title="You are the scheduler",
                  consistency=explore.DEFAULT_CONSISTENCY, faults=(), judge=None):
-        self.stepper = explore.Stepper(clients, reset, check, consistency=consistency, faults=faults)
+        self.stepper = explore.Stepper(clients, reset, check, consistency=consistency, faults=faults,
+                                       watch_streams=orders is None or explore.streams_in(orders["schedule"]))
         self.show_state, self.judge = show, judge
         self.state = None
         self.buttons, self.move_buttons, self.moves_view = {}, {}, widgets.VBox()
