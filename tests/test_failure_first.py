@@ -21,6 +21,7 @@ PATTERN_CODE = {
     "29-distributed-locking": ("ConditionExpression",),
     "30-seat-booking": ("ConditionExpression",),
     "32-wallet-interview": ("ConditionExpression",),
+    "34-global-tables": ("home_region",),
     "35-streams-consumers": ("attribute_not_exists",),
     "36-libraries": ("uuid4",),
 }

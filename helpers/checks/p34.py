@@ -1,0 +1,206 @@
+"""Checkers for notebook 34 (global tables), and the global tables the notebook and the checkers make.
+
+A global table here is made through DynamoDB's own API on the embedded lab server (helpers/labserver/globaltables.py):
+MREC in us-east-1 and eu-west-1, MRSC in us-east-1 and us-west-2 with a witness in us-east-2. DynamoDB Local has no
+global tables, so the checkers need the lab server.
+"""
+from ..backend import LAB_TAG, connect
+from ..tables import table_definitions
+from ..trace import tracing
+from . import Report, exhaustive
+
+MREC_REGIONS = ("us-east-1", "eu-west-1")
+MRSC_REGIONS = ("us-east-1", "us-west-2")
+WITNESS = "us-east-2"
+ALL_REGIONS = (*MREC_REGIONS, *MRSC_REGIONS[1:], WITNESS)
+BOOKINGS, STRONG_BOOKINGS = "p34-bookings", "p34-strong-bookings"
+SEAT = "SEAT#12A"
+HOMES = {"SEAT#12A": "eu-west-1", "FLIGHT#1": "eu-west-1"}  # each seat's home Region: its writes go there
+MADE = set()  # the checkers' global tables that exist now: each is made again after it was dissolved
+NEEDS = ("global tables need the embedded lab server: DynamoDB Local has none, and on real AWS they take three "
+         "Regions and the opt-in")
+WHY_LOST = (". Why: each write's condition is evaluated against its own Region's replica only, which had not yet "
+            "received the other Region's write; when it arrived, the later write replaced the earlier one (last writer "
+            "wins), and neither client was told. Send every write of an item to one Region, the item's home "
+            "(home_region(seat)), and decide there with the write's ConditionExpression")
+WHY_READ = (". Why: a read, strong or not, and then a write are two requests: the other client's write came between "
+            "them. Put the check in the write itself, a ConditionExpression")
+WHY_TRANSACTION = (". Why: MRSC global tables refuse transactions (TransactWriteItems, TransactGetItems): book with "
+                   "one conditional PutItem or UpdateItem, which is checked against the latest version in every Region")
+WHY_HIDDEN = (". Why: an error other than the refusal (DynamoDB refusing the request itself: an MRSC table refuses "
+              "transactions) was turned into the answer False. Catch only ConditionalCheckFailedException")
+
+
+def home_region(seat):
+    """The Region where every write of `seat` is made: its home."""
+    return HOMES[seat]
+
+
+def regional_clients(regions, lab=None):
+    """{Region: the lab's client signed for it}."""
+    lab = lab or connect(quiet=True)
+    return {region: lab.client_in(region) for region in regions}
+
+
+def dissolve(name, lab=None):
+    """Delete the global table `name` everywhere: its replicas first (an MRSC table's all at once, with its witness),
+    then itself."""
+    MADE.discard(name)
+    for client in regional_clients(ALL_REGIONS, lab).values():
+        try:
+            table = client.describe_table(TableName=name)["Table"]
+        except client.exceptions.ResourceNotFoundException:
+            continue
+        deletes = [{"Delete": {"RegionName": replica["RegionName"]}} for replica in table.get("Replicas", [])]
+        if "MultiRegionConsistency" in table:
+            witnesses = [{"Delete": {"RegionName": witness["RegionName"]}}
+                         for witness in table.get("GlobalTableWitnesses", [])]
+            client.update_table(TableName=name, ReplicaUpdates=deletes,
+                                **({"GlobalTableWitnessUpdates": witnesses} if witnesses else {}))
+        else:
+            for delete in deletes:
+                client.update_table(TableName=name, ReplicaUpdates=[delete])
+        client.delete_table(TableName=name)
+
+
+def created(name, lab):
+    """Create the lab's table `name` (data/tables.json) in us-east-1, empty; its client."""
+    dissolve(name, lab)
+    client = lab.client_in("us-east-1")
+    client.create_table(TableName=name, BillingMode="PAY_PER_REQUEST", Tags=[LAB_TAG], **table_definitions()[name])
+    return client
+
+
+def mrec_table(name, lab=None):
+    """The lab's table `name` made again as an MREC global table in us-east-1 and eu-west-1; {Region: client}."""
+    lab = lab or connect(quiet=True)
+    with tracing(False):
+        created(name, lab).update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
+    MADE.add(name)
+    return regional_clients(MREC_REGIONS, lab)
+
+
+def mrsc_table(name, lab=None):
+    """The lab's table `name` made again as an MRSC global table: replicas in us-east-1 and us-west-2, a witness in
+    us-east-2; {Region: client} of its two replicas."""
+    lab = lab or connect(quiet=True)
+    with tracing(False):
+        created(name, lab).update_table(
+            TableName=name, MultiRegionConsistency="STRONG", ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}],
+            GlobalTableWitnessUpdates=[{"Create": {"RegionName": WITNESS}}])
+    MADE.add(name)
+    return regional_clients(MRSC_REGIONS, lab)
+
+
+def holders(clients, name):
+    """{Region: who holds SEAT there, read strongly consistently (None: nobody)}."""
+    return {region: client.get_item(TableName=name, Key={"PK": SEAT}, ConsistentRead=True).get("Item", {}).get("holder")
+            for region, client in clients.items()}
+
+
+def booking_problem(clients, name, log):
+    """What is wrong after alice and bob both tried to book SEAT, in words, or None: exactly one of them must be told
+    True, and every Region must hold that one's booking."""
+    who = ("alice", "bob")
+    for person, error in zip(who, log["error"]):
+        if error:
+            return f"{person}'s call raised {error}"
+    answers = list(log["result"])
+    if any(answer not in (True, False) for answer in answers):
+        return f"the calls returned {answers[0]!r} and {answers[1]!r}, not True or False"
+    told = [person for person, answer in zip(who, answers) if answer]
+    held = holders(clients, name)
+    if len(told) == 2:
+        kept = ", ".join(f"{region} {holder}" for region, holder in held.items())
+        return f"alice and bob were both told they booked {SEAT}, and the Regions hold {kept}: a booking was lost"
+    if not told:
+        nobody = "" if any(held.values()) else ", and nobody holds it"
+        return f"neither alice nor bob was told they booked {SEAT}{nobody}"
+    wrong = {region: holder for region, holder in held.items() if holder != told[0]}
+    if wrong:
+        return f"only {told[0]} was told they booked {SEAT}, but {wrong} holds otherwise"
+    return None
+
+
+def check_booking(exercise, book, clients, name, setup, calls, why):
+    """Explore alice's and bob's calls `calls(clients)` of book in every order, from setup(); a Report."""
+    if not callable(book):
+        raise TypeError(f"Pass your function itself (e.g. {exercise}), not {book!r}.")
+    try:
+        report, held = exhaustive(exercise, book, setup, calls, lambda state, log: booking_problem(clients, name, log))
+    finally:
+        with tracing(False):
+            dissolve(name)
+    if report:
+        report.message += why(report.message)
+        return report
+    regions = " and ".join(f"{person} ({region})" for person, region in zip(("alice", "bob"), clients))
+    return Report(exercise, True, f"exactly one of {regions} booked {SEAT}, and every Region holds that booking{held}",
+                  2, None)
+
+
+def unavailable(exercise):
+    """The Report of a checker on a backend without global tables."""
+    return Report(exercise, False, f"not run: {NEEDS}", 0, None)
+
+
+def check_book_seat(book_seat):
+    """Explore book_seat(clients, here, seat, holder) on a two-Region MREC table: alice calls it in us-east-1 and bob
+    in eu-west-1 for the same free seat, in every order their requests and the replicated writes' arrivals can take;
+    exactly one must be told True, and every Region must end holding that one's booking."""
+    lab = connect(quiet=True)
+    if lab.kind != "embedded":
+        return unavailable("book_seat")
+    clients = mrec_table(BOOKINGS, lab)
+
+    def setup():
+        """The free seat in both Regions (the table made again if a check dissolved it)."""
+        if BOOKINGS not in MADE:
+            mrec_table(BOOKINGS, lab)
+        for client in clients.values():
+            client.put_item(TableName=BOOKINGS, Item={"PK": SEAT, "version": 1})
+        return clients
+
+    def why(message):
+        """The likely mistake behind a failing order of book_seat."""
+        if "raised" in message:
+            return ""
+        return WHY_LOST if "arrives in" in message and "lost" in message else WHY_READ
+
+    def calls(state):
+        """alice books SEAT in us-east-1, bob in eu-west-1."""
+        return [(state, region, SEAT, person) for region, person in zip(state, ("alice", "bob"))]
+
+    return check_booking("book_seat", book_seat, clients, BOOKINGS, setup, calls, why)
+
+
+def check_book_strong(book_strong):
+    """Explore book_strong(client, seat, holder) on an MRSC table: alice calls it with her us-east-1 client and bob with
+    his us-west-2 client for the same free seat, in every order, with every write in flight until it is replicated;
+    exactly one must be told True, and both Regions must hold that one's booking."""
+    lab = connect(quiet=True)
+    if lab.kind != "embedded":
+        return unavailable("book_strong")
+    clients = mrsc_table(STRONG_BOOKINGS, lab)
+
+    def setup():
+        """The free seat (the table made again if a check dissolved it)."""
+        if STRONG_BOOKINGS not in MADE:
+            mrsc_table(STRONG_BOOKINGS, lab)
+        clients["us-east-1"].put_item(TableName=STRONG_BOOKINGS, Item={"PK": SEAT, "version": 1})
+        return clients
+
+    def why(message):
+        """The likely mistake behind a failing order of book_strong."""
+        if "neither" in message:
+            return WHY_HIDDEN
+        if "Transact" in message:
+            return WHY_TRANSACTION
+        return "" if "raised" in message else WHY_READ
+
+    def calls(state):
+        """alice books SEAT with her us-east-1 client, bob with his us-west-2 client."""
+        return [(client, SEAT, person) for client, person in zip(state.values(), ("alice", "bob"))]
+
+    return check_booking("book_strong", book_strong, clients, STRONG_BOOKINGS, setup, calls, why)
+

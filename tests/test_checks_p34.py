@@ -1,0 +1,155 @@
+"""The notebook 34 checkers pass a seat booking routed to the seat's home Region (MREC) and one conditional write
+(MRSC), and catch the ones a learner would plausibly write, naming the order and the move that breaks them."""
+import pytest
+from botocore.exceptions import ClientError
+
+from helpers.checks.p34 import BOOKINGS, STRONG_BOOKINGS, check_book_seat, check_book_strong, home_region
+
+
+@pytest.fixture(autouse=True)
+def lab_server(lab):
+    """These checkers explore global tables: the embedded lab server only."""
+    if lab.kind != "embedded":
+        pytest.skip("global tables are modelled by the embedded lab server (DynamoDB Local has none)")
+
+
+def put_if_free(client, table, seat, holder):
+    """PutItem of the seat taken by holder, refused when someone holds it; True if it took it."""
+    try:
+        client.put_item(TableName=table, Item={"PK": seat, "holder": holder, "version": 2},
+                        ConditionExpression="attribute_not_exists(holder)")
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+    return True
+
+
+def version_checked(client, table, seat, holder):
+    """23's pattern: read the seat strongly, then put it taken if its version held (and it was free)."""
+    item = client.get_item(TableName=table, Key={"PK": seat}, ConsistentRead=True)["Item"]
+    if "holder" in item:
+        return False
+    try:
+        client.put_item(TableName=table, Item={"PK": seat, "holder": holder, "version": item["version"] + 1},
+                        ConditionExpression="version = :v", ExpressionAttributeValues={":v": item["version"]})
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+    return True
+
+
+def routed_home(clients, here, seat, holder):
+    """Correct: the conditional write sent to the seat's home Region, wherever the caller is."""
+    return put_if_free(clients[home_region(seat)], BOOKINGS, seat, holder)
+
+
+def version_checked_at_home(clients, here, seat, holder):
+    """Correct: 23's read and version-checked write, both in the seat's home Region."""
+    return version_checked(clients[home_region(seat)], BOOKINGS, seat, holder)
+
+
+def version_check_alone(clients, here, seat, holder):
+    """Broken: 23's pattern in the caller's own Region."""
+    return version_checked(clients[here], BOOKINGS, seat, holder)
+
+
+def condition_where_i_am(clients, here, seat, holder):
+    """Broken: routed by the writer's Region, not the item's home: the condition checks the local replica."""
+    return put_if_free(clients[here], BOOKINGS, seat, holder)
+
+
+def trust_a_strong_read_at_home(clients, here, seat, holder):
+    """Broken: reads the home Region strongly, and trusting it, writes in its own Region."""
+    home = clients[home_region(seat)]
+    if "holder" in home.get_item(TableName=BOOKINGS, Key={"PK": seat}, ConsistentRead=True)["Item"]:
+        return False
+    return put_if_free(clients[here], BOOKINGS, seat, holder)
+
+
+@pytest.mark.parametrize("book_seat", [routed_home, version_checked_at_home])
+def test_a_booking_written_in_the_seats_home_region_passes(book_seat):
+    report = check_book_seat(book_seat)
+    assert report.passed, report.message
+    assert "every Region holds that booking" in report.message
+
+
+@pytest.mark.parametrize("book_seat", [version_check_alone, condition_where_i_am])
+def test_a_booking_checked_in_the_writers_own_region_fails_naming_the_arrival_that_lost_it(book_seat):
+    report = check_book_seat(book_seat)
+    assert not report.passed
+    assert "both told they booked SEAT#12A" in report.message and "a booking was lost" in report.message
+    assert "as written in us-east-1 arrives in eu-west-1" in report.message  # the move that replaced a booking
+    assert "last writer wins" in report.message and "home_region(seat)" in report.message
+    assert report.orders is not None and not report.orders["ok"].all()
+
+
+def test_a_strong_read_of_the_home_region_trusted_for_a_write_elsewhere_fails():
+    report = check_book_seat(trust_a_strong_read_at_home)
+    assert not report.passed
+    assert "both told they booked" in report.message and "arrives in" in report.message
+
+
+def test_the_checker_leaves_no_global_table_behind(lab):
+    check_book_seat(routed_home)
+    for region in ("us-east-1", "eu-west-1"):
+        assert BOOKINGS not in lab.client_in(region).list_tables()["TableNames"]
+
+
+def conditional_put(client, seat, holder):
+    """Correct on MRSC: one conditional PutItem, in the caller's own Region."""
+    return put_if_free(client, STRONG_BOOKINGS, seat, holder)
+
+
+def transaction(client, seat, holder):
+    """Broken: the same write in a transaction, which an MRSC table refuses."""
+    try:
+        client.transact_write_items(TransactItems=[{"Put": {
+            "TableName": STRONG_BOOKINGS, "Item": {"PK": seat, "holder": holder},
+            "ConditionExpression": "attribute_not_exists(holder)"}}])
+    except client.exceptions.TransactionCanceledException:
+        return False
+    return True
+
+
+def read_then_put(client, seat, holder):
+    """Broken: a strongly consistent read trusted for a plain PutItem."""
+    item = client.get_item(TableName=STRONG_BOOKINGS, Key={"PK": seat}, ConsistentRead=True)["Item"]
+    if "holder" in item:
+        return False
+    client.put_item(TableName=STRONG_BOOKINGS, Item={"PK": seat, "holder": holder})
+    return True
+
+
+def every_error_a_refusal(client, seat, holder):
+    """Broken: the transaction, every error taken for 'the seat is taken'."""
+    try:
+        return transaction(client, seat, holder)
+    except ClientError:
+        return False
+
+
+def test_one_conditional_write_on_mrsc_passes_though_the_conflicts_are_retried():
+    report = check_book_strong(conditional_put)
+    assert report.passed, report.message
+
+
+def test_a_transaction_on_mrsc_fails_with_dynamodbs_refusal():
+    report = check_book_strong(transaction)
+    assert not report.passed
+    assert "raised ValidationException" in report.message and "refuse transactions" in report.message
+
+
+def test_a_strong_read_trusted_for_a_plain_write_on_mrsc_fails_naming_the_order():
+    report = check_book_strong(read_then_put)
+    assert not report.passed
+    order = "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem"  # both read it free, then both wrote
+    assert report.message.startswith(f"{order}: alice and bob were both told")
+    assert "Put the check in the write itself" in report.message
+
+
+def test_an_error_taken_for_a_refusal_fails():
+    report = check_book_strong(every_error_a_refusal)
+    assert not report.passed
+    assert "neither alice nor bob" in report.message and "Catch only ConditionalCheckFailedException" in report.message
