@@ -122,7 +122,7 @@ def booking_problem(clients, name, log):
     return None
 
 
-def check_booking(exercise, book, clients, name, setup, calls, why):
+def explored_booking(exercise, book, clients, name, setup, calls, why):
     """Explore alice's and bob's calls `calls(clients)` of book in every order, from setup(); a Report."""
     if not callable(book):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {book!r}.")
@@ -171,7 +171,7 @@ def check_book_seat(book_seat):
         """alice books SEAT in us-east-1, bob in eu-west-1."""
         return [(state, region, SEAT, person) for region, person in zip(state, ("alice", "bob"))]
 
-    return check_booking("book_seat", book_seat, clients, BOOKINGS, setup, calls, why)
+    return explored_booking("book_seat", book_seat, clients, BOOKINGS, setup, calls, why)
 
 
 def check_book_strong(book_strong):
@@ -202,5 +202,5 @@ def check_book_strong(book_strong):
         """alice books SEAT with her us-east-1 client, bob with his us-west-2 client."""
         return [(client, SEAT, person) for client, person in zip(state.values(), ("alice", "bob"))]
 
-    return check_booking("book_strong", book_strong, clients, STRONG_BOOKINGS, setup, calls, why)
+    return explored_booking("book_strong", book_strong, clients, STRONG_BOOKINGS, setup, calls, why)
 
