@@ -19,7 +19,9 @@ stream_lag=0.5         each stream record enters its stream 0.5 s after its writ
                        and another write's records may come between them
 replication_lag=0.5     a write to a replica of an MREC global table reaches each other Region 0.5 s late (or a
                         [low, high] range per item and Region), item by item, the last writer winning by the write's
-                        timestamp; off, it reaches every replica before it returns (stronger than DynamoDB)
+                        timestamp; off, it reaches every replica before it returns (stronger than DynamoDB). On an
+                        MRSC global table a write is in flight that long before it returns, and another Region's
+                        write to its item meanwhile meets ReplicatedWriteConflictException
 0 or None turns a knob off. as_weak_as_dynamodb(lab) turns the five consistency knobs on at once. Only the lab
 server has knobs: on DynamoDB Local or AWS they raise KnobsUnavailable, so notebooks check `lab.kind == "embedded"`
 first.

@@ -2,10 +2,13 @@
 MultiRegionConsistency and GlobalTableWitnessUpdates, DescribeTable's replicas, and writes reaching every replica."""
 import http.client
 import json
+import threading
+import time
 from urllib.parse import urlsplit
 
 import boto3
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from helpers import labhttp, tracing
@@ -343,9 +346,10 @@ def test_with_replication_lag_the_later_write_wins_in_every_region_a_delete_too(
     assert [client.get_item(TableName=TABLE, Key={"PK": "other"})["Item"]["by"] for client in (us, eu)] == ["us", "us"]
 
 
-def test_replication_lag_leaves_an_mrsc_table_synchronous(lab, regions, knobs_off):
+def test_with_replication_lag_an_mrsc_write_returns_once_replicated_and_any_regions_strong_read_sees_it(
+        lab, regions, knobs_off):
     strong(regions)
-    set_knobs(lab, quiet=True, replication_lag=10)
+    set_knobs(lab, quiet=True, replication_lag=0.2)
     regions["us-west-2"].put_item(TableName=TABLE, Item={"PK": "seat", "holder": "bob"})
     read = regions["us-east-1"].get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True)
     assert read["Item"] == {"PK": "seat", "holder": "bob"}
@@ -551,3 +555,50 @@ def test_explored_a_replicas_stream_is_explored_record_by_record_once_a_client_r
     assert any(move.startswith("stream#") for schedule in read["schedule"] for move in schedule)
     assert {("A", "B"), ("B", "A")} <= set(seen)  # the items reach eu-west-1, and its stream, in either order
     assert len(seen) == len(read)  # the check ran once per behaviour explored, none for the run that started over
+
+
+def test_with_replication_lag_an_mrsc_write_is_in_flight_and_another_regions_write_to_its_item_meets_409(
+        lab, regions, knobs_off):
+    strong(regions)
+    us, west = regions["us-east-1"], regions["us-west-2"]
+    impatient = boto3.client("dynamodb", region_name="us-west-2", endpoint_url=lab.endpoint, aws_access_key_id="lab",
+                             aws_secret_access_key="lab", config=Config(retries={"total_max_attempts": 1}))
+    set_knobs(lab, quiet=True, replication_lag=[1, 1])
+    writer = threading.Thread(target=lambda: us.put_item(TableName=TABLE, Item={"PK": "seat", "holder": "alice"}))
+    writer.start()
+    time.sleep(0.3)
+    with pytest.raises(ClientError) as refused:
+        impatient.put_item(TableName=TABLE, Item={"PK": {"S": "seat"}, "holder": {"S": "bob"}})
+    seen_in_flight = [client.get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True).get("Item")
+                      for client in (us, west)]
+    writer.join()
+    assert (refused.value.response["Error"]["Code"], refused.value.response["ResponseMetadata"]["HTTPStatusCode"]) == (
+        "ReplicatedWriteConflictException", 409)
+    assert seen_in_flight == [None, None]  # not acknowledged yet: no Region's strong read shows it
+    assert [seat(client)["holder"] for client in (us, west)] == ["alice", "alice"]
+
+
+def test_with_replication_lag_two_regions_racing_for_one_seat_on_mrsc_never_both_get_it(lab, regions, knobs_off):
+    strong(regions)
+    clients = {"alice": regions["us-east-1"], "bob": regions["us-west-2"]}
+    set_knobs(lab, quiet=True, replication_lag=[0.2, 0.2])
+    told = {}
+
+    def take(name):
+        try:
+            clients[name].put_item(TableName=TABLE, Item={"PK": "seat", "holder": name},
+                                   ConditionExpression="attribute_not_exists(holder)")
+            told[name] = "OK"
+        except ClientError as error:
+            told[name] = error.response["Error"]["Code"]
+
+    for _ in range(5):
+        regions["us-east-1"].delete_item(TableName=TABLE, Key={"PK": "seat"})
+        racers = [threading.Thread(target=take, args=(name,)) for name in clients]
+        for racer in racers:
+            racer.start()
+        for racer in racers:
+            racer.join()
+        holders = {seat(client)["holder"] for client in clients.values()}
+        assert list(told.values()).count("OK") == 1 and holders == {next(n for n, a in told.items() if a == "OK")}
+        assert set(told.values()) <= {"OK", "ConditionalCheckFailedException", "ReplicatedWriteConflictException"}

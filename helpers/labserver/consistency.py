@@ -144,7 +144,7 @@ class Model:
         self.histories = {}
         self.locked = {}
         self.batched = {}
-        self.in_flight = {}  # explored MRSC writes not acknowledged yet: item, in any Region -> the writer's Region
+        self.in_flight = {}  # MRSC writes not acknowledged yet: item, in any Region -> (writer's Region, transaction)
         self.transactions = {}
         self.next_transaction = 1
         self.stale_runs = {}  # explored: (client, item) -> how many of the client's reads of it in a row were stale
@@ -178,7 +178,12 @@ class Model:
     @property
     def active(self):
         """True while a request may be answered otherwise than by moto alone."""
-        return self.recording or bool(self.histories) or bool(self.transactions)
+        return self.recording or bool(self.histories) or bool(self.transactions) or self.replicating_late
+
+    @property
+    def replicating_late(self):
+        """True while replication_lag is on: sampled, an MRSC write is in flight for its lag before it returns."""
+        return self.replicas is not None and self.replicas.lag is not None
 
     def pause(self):
         """Explored copies stay as they are until the next request (a step-through panel between two steps); nothing
@@ -269,7 +274,8 @@ class Model:
         for item_id in self.transactions.pop(number)["items"]:
             self.locked.pop(item_id, None)
             self.batched.pop(item_id, None)
-            self.in_flight.pop(everywhere(item_id), None)
+            if self.in_flight.get(everywhere(item_id), (None, None))[1] == number:  # not a later write's, on top
+                del self.in_flight[everywhere(item_id)]
 
     def replicate(self, transaction):
         """An explored transaction has ended, or an MRSC write is acknowledged: its writes to the other Regions'
@@ -298,7 +304,7 @@ class Model:
         another Region's write is still replicating, else None."""
         if target in WRITES and self.in_flight:
             region = here()[1]
-            if any(self.in_flight.get(everywhere(item_id(*pair)), region) != region
+            if any(self.in_flight.get(everywhere(item_id(*pair)), (region,))[0] != region
                    for pair in written_keys(target, params)):
                 return error("ReplicatedWriteConflictException", REPLICATED_CONFLICT, status=409)
         if not self.locked:
@@ -317,8 +323,12 @@ class Model:
         return None
 
     def write(self, target, params, headers, apply, now):
-        """Apply a write on the leader and record its new versions; a held or windowed transaction stays ongoing."""
-        if not self.recording:
+        """Apply a write on the leader and record its new versions; a held or windowed transaction, or an MRSC write
+        held (explored) or lagging (sampled), stays ongoing."""
+        replicated = (target in SINGLE_ITEM_WRITES and self.replicas is not None
+                      and (self.exploring and bool(headers.get(HOLD_HEADER)) or self.mode == "sampled" and
+                           self.replicating_late) and self.replicas.synchronous(params.get("TableName") or ""))
+        if not self.recording and not replicated:
             return apply(), None
         named = [(name, attributes, item_id(name, attributes)) for name, attributes in written_keys(target, params)]
         for name, attributes, identity in named:
@@ -334,8 +344,6 @@ class Model:
                   for name, _, identity in named if batch and identity in self.histories}
         held = self.exploring and bool(named) and target in ("TransactWriteItems", "BatchWriteItem") and bool(
             headers.get(HOLD_HEADER))
-        replicated = (self.exploring and target in SINGLE_ITEM_WRITES and bool(headers.get(HOLD_HEADER))
-                      and self.replicas is not None and self.replicas.synchronous(params.get("TableName") or ""))
         defer = replicated or held and target == "TransactWriteItems"  # replicated once it ends (MRSC: acknowledged)
         streamlog.holding = [] if held else None
         try:
@@ -352,7 +360,8 @@ class Model:
             return self.begin_sampled_batch(named, before, writer, now, answer)
         transaction = batch or replicated or bool(named) and target == "TransactWriteItems" and (
             bool(headers.get(HOLD_HEADER)) if self.exploring else bool(self.transaction_window))
-        reveals = self.reveal_times(len(named), now) if transaction else [ALWAYS] * len(named)
+        window = self.replicas.lag if replicated else self.transaction_window
+        reveals = self.reveal_times(len(named), now, window) if transaction else [ALWAYS] * len(named)
         for (name, _, identity), reveal in zip(named, reveals):
             history = self.histories.get(identity)
             if history is not None:
@@ -370,7 +379,7 @@ class Model:
         """Sampled: each of a batch's puts and deletes takes effect at its own moment across the transaction window
         (`sweep` lands it), and the answer waits for the last; until then the leader holds the item as it was."""
         tracked = [(find_table(name), identity) for name, _, identity in named if identity in before]
-        moments = self.reveal_times(len(tracked), now)
+        moments = self.reveal_times(len(tracked), now, self.transaction_window)
         landing = {identity: (copy.deepcopy(table.get_item(*self.histories[identity].key)), writer,
                               self.ready_times(table, moment, now))
                    for (table, identity), moment in zip(tracked, moments)}
@@ -403,12 +412,12 @@ class Model:
             history = self.histories[identity]
             store(find_table(history.table, history.where), history.key, image)
 
-    def reveal_times(self, count, now):
+    def reveal_times(self, count, now, window):
         """When each of a transaction's items becomes visible: never (explored), or spread evenly across the window
-        in a random order (sampled), the last at its end."""
+        (transaction_window's, or an MRSC write's replication_lag) in a random order (sampled), the last at its end."""
         if self.exploring:
             return [NEVER] * count
-        window = random.uniform(*self.transaction_window)
+        window = random.uniform(*window)
         times = [now + window * (place + 1) / count for place in range(count)]
         random.shuffle(times)
         return times
@@ -440,12 +449,12 @@ class Model:
         self.transactions[number] = {"items": identities, "until": until, "hidden": set(range(len(identities))),
                                      "batch": batch, "records": list(records),
                                      "versions": [len(self.histories[identity].images) - 1 for identity in identities]}
-        for identity in identities:
+        for identity in identities if not replicated else ():  # an MRSC write's Region applies the next on top
             (self.batched if batch else self.locked)[identity] = number
         if deferred:
             self.transactions[number]["replicated"] = deferred
         if replicated:
-            self.in_flight.update((everywhere(identity), here()[1]) for identity in identities)
+            self.in_flight.update((everywhere(identity), (here()[1], number)) for identity in identities)
         if self.exploring:
             status, out_headers, body = answer
             pending = [self.histories[identity].label for identity in identities]

@@ -59,9 +59,11 @@ the condition expression against the version of the item in the Region").
   needs two writes in flight at once, and the lab applies one request at a time).
 - replication_lag on (seconds, or [low, high]): on an MREC table each item reaches each other Region after its own
   random delay, in any order across items and Regions (a transaction's items one at a time); arrivals are delivered
-  as the next request comes, and all at once when the knob is turned off. An MRSC table stays synchronous ("Item
-  changes in an MRSC global table replica are synchronously replicated to at least one other Region before the write
-  operation returns a successful response").
+  as the next request comes, and all at once when the knob is turned off. On an MRSC table a PutItem, UpdateItem or
+  DeleteItem is in flight for its delay, and its answer waits for it ("Item changes in an MRSC global table replica
+  are synchronously replicated to at least one other Region before the write operation returns a successful
+  response"): meanwhile no Region's read shows it, and another Region's write to its item meets
+  ReplicatedWriteConflictException, as explored below; a write of its own Region is applied on top of it.
 - explored (helpers/explore.py): on an MREC table each item's write reaches each other Region when the explorer says
   so, a move of its own ("eu-west-1#2": write 2 on its way arrives in eu-west-1), at any point after the write (a
   transaction's once it has ended: "Changes will only be replicated to other Regions once they've been committed in
@@ -80,8 +82,9 @@ the condition expression against the version of the item in the Region").
   request was rejected because one or more items in the request are being modified by a request in another Region",
   API reference), which botocore retries on its own (its _retry.json and the error's retryable trait): each attempt is
   a step. Once acknowledged, the write is in every replica. A write to it from its own Region waits for the
-  acknowledgement (the explorer holds it): DynamoDB documents no conflict within a Region. Sampled, an MRSC write is
-  replicated before its answer, one request at a time, so it never meets another in flight.
+  acknowledgement (the explorer holds it): DynamoDB documents no conflict within a Region. Sampled with
+  replication_lag off, an MRSC write is replicated before its answer, one request at a time, so it never meets another
+  in flight.
 A PartiQL write copies its whole table to the other replicas at once, in either case, without timestamps.
 
 Billing. "Write operations to replica tables are billed using the following units: Replicated Write Request Units
