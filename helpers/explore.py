@@ -256,7 +256,8 @@ class Arrival:
 
     def __init__(self, event):
         self.event = event
-        self.client, self.operation, self.answer, self.reply, self.note = event["by"], "arrival", "OK", "entered", ""
+        self.client, self.operation, self.answer, self.reply, self.note = event["by"], "arrival", "OK", (
+            "entered" if event["by"] == "stream" else "arrived"), ""
         self.body = {}
 
     @property

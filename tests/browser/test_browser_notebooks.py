@@ -361,9 +361,51 @@ def play_interrupt_and_restart(page, screenshots):
     return problems
 
 
+LOST_BOOKING_TITLE = "A booking lost between two Regions"
+MRSC_CONFLICT = "bob: PutItem  →  ReplicatedWriteConflictException"  # 34's MRSC race, printed step by step
+LOST_BOOKING = [("alice", "GetItem"), ("alice", "PutItem"), ("bob", "GetItem"), ("bob", "PutItem"),
+                ("eu-west-1", "p34-seats"), ("us-east-1", "p34-seats")]  # both checks pass, then each write arrives
+
+
+def play_lost_booking(page, screenshots):
+    """In 34's step-through panel, press Reset, then alice's and bob's requests and the two arrivals, each button
+    labelled with what it does; afterwards the panel must call the invariant broken, both told OK, and show FLIGHT#1
+    with one passenger in each Region. Screenshots: after both version checks passed, and at the end."""
+    cell = page.locator(".jp-Cell").filter(has=page.locator(".widget-html", has_text=LOST_BOOKING_TITLE))
+    steps = cell.locator(".widget-html li")
+    problems = []
+    try:
+        cell.scroll_into_view_if_needed()
+        cell.get_by_role("button", name="Reset").click()
+        page.wait_for_function("cell => !cell.querySelector('.widget-html li')", arg=cell.element_handle(),
+                               timeout=RENDER_MS)
+        for number, (mover, does) in enumerate(LOST_BOOKING, 1):
+            button = cell.locator("button").filter(has_text=re.compile(rf"^\s*{mover} ▶ {does}"))
+            if not wait_until(page, "button => !button.disabled", button.element_handle(timeout=RENDER_MS), RENDER_MS):
+                return [f"step {number}: the button {button.inner_text()!r} stayed disabled"]
+            button.click()
+            steps.nth(number - 1).wait_for(timeout=RENDER_MS)
+            if number == 4:
+                cell.screenshot(path=screenshots / "34-global-tables-both-checks-passed.png")
+        cell.get_by_text("the invariant is BROKEN").wait_for(timeout=RENDER_MS)
+    except Exception as failure:  # what a learner would see instead: the panel as it is, in the screenshot
+        problems.append(f"playing the lost booking: {type(failure).__name__}: {str(failure).splitlines()[0]}")
+    played = [" ".join(step.split()) for step in steps.all_inner_texts()]
+    if [step.split()[0:2] for step in played] != [[mover, "▶"] for mover, _ in LOST_BOOKING]:
+        problems.append(f"the panel lists the steps {played}")
+    if "alice → 'OK', bob → 'OK'" not in cell.inner_text():
+        problems.append("the panel does not say both were told OK")
+    cell.screenshot(path=screenshots / "34-global-tables-lost-booking.png")
+    conflict = page.locator(".jp-Cell").filter(has=page.locator(".jp-OutputArea", has_text=MRSC_CONFLICT)).first
+    conflict.scroll_into_view_if_needed()
+    conflict.screenshot(path=screenshots / "34-global-tables-mrsc-conflict.png")
+    return problems
+
+
 PLAYS = {"24-atomic-counters": play_interrupt_and_restart,
          "30-seat-booking": play_double_booking,  # notebook: what a learner plays in it by hand, after Run All
-         "33-isolation-atlas": play_atlas_replays}
+         "33-isolation-atlas": play_atlas_replays,
+         "34-global-tables": play_lost_booking}
 
 
 def save_screenshot(page, path):
