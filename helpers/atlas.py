@@ -17,7 +17,7 @@ from IPython.display import display
 
 from . import explore
 from .consumer import streams_client
-from .tables import fresh_table
+from .tables import dissolve, fresh_table
 from .trace import tracing
 from .widgets import FITTED_ROW_STYLE, StepThrough, fitted_row
 
@@ -806,7 +806,7 @@ def global_tables(lab):
     us-east-1 and us-west-2 with a witness in us-east-2."""
     home = lab.client_in("us-east-1")
     for name, others in ((MREC_TABLE, ("eu-west-1",)), (MRSC_TABLE, ("us-west-2",))):
-        dissolve(lab, name, ("us-east-1", *others))
+        dissolve(name, [lab.client_in(region) for region in ("us-east-1", *others)])
         home.create_table(TableName=name, KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"},
                                                      {"AttributeName": "SK", "KeyType": "RANGE"}],
                           AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"},
@@ -816,26 +816,6 @@ def global_tables(lab):
     home.update_table(TableName=MRSC_TABLE, MultiRegionConsistency="STRONG",
                       ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}],
                       GlobalTableWitnessUpdates=[{"Create": {"RegionName": MRSC_WITNESS}}])
-
-
-def dissolve(lab, name, regions):
-    """The global table `name` gone from every one of `regions`: its replicas (and witness) first, then each table."""
-    for region in regions:
-        client = lab.client_in(region)
-        try:
-            described = client.describe_table(TableName=name)["Table"]
-        except client.exceptions.ResourceNotFoundException:
-            continue
-        deletes = [{"Delete": {"RegionName": replica["RegionName"]}} for replica in described.get("Replicas", [])]
-        witnesses = [{"Delete": {"RegionName": witness["RegionName"]}}
-                     for witness in described.get("GlobalTableWitnesses", [])]
-        if deletes and "MultiRegionConsistency" in described:
-            client.update_table(TableName=name, ReplicaUpdates=deletes,
-                                **({"GlobalTableWitnessUpdates": witnesses} if witnesses else {}))
-        else:
-            for delete in deletes:
-                client.update_table(TableName=name, ReplicaUpdates=[delete])
-        client.delete_table(TableName=name)
 
 
 def build(lab, table=None):

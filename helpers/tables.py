@@ -80,6 +80,26 @@ def emptied(lab, arguments):
     return status == 200 and json.loads(answer).get("emptied") is True
 
 
+def dissolve(name, clients):
+    """Delete the table `name` from each Region one of `clients` is signed for: a global table's replicas first (an
+    MRSC table's all in one request, with its witness, as DynamoDB deletes it only whole), then each table left."""
+    for client in clients:
+        try:
+            described = client.describe_table(TableName=name)["Table"]
+        except client.exceptions.ResourceNotFoundException:
+            continue
+        deletes = [{"Delete": {"RegionName": replica["RegionName"]}} for replica in described.get("Replicas", [])]
+        witnesses = [{"Delete": {"RegionName": witness["RegionName"]}}
+                     for witness in described.get("GlobalTableWitnesses", [])]
+        if deletes and "MultiRegionConsistency" in described:
+            client.update_table(TableName=name, ReplicaUpdates=deletes,
+                                **({"GlobalTableWitnessUpdates": witnesses} if witnesses else {}))
+        else:
+            for delete in deletes:
+                client.update_table(TableName=name, ReplicaUpdates=[delete])
+        client.delete_table(TableName=name)
+
+
 def scan_frame(table):
     """Every item of a table as a DataFrame sorted by key, numbers as numbers (a strongly consistent Scan: the
     table as it is, never a trailing copy)."""

@@ -15,6 +15,7 @@ from helpers import labhttp, tracing
 from helpers.explore import explore
 from helpers.knobs import get_knobs, set_knobs
 from helpers.meter import table_counters
+from helpers.tables import dissolve
 
 TABLE = "p34-global"
 KEY = {"KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
@@ -30,29 +31,10 @@ def regions(lab):
         pytest.skip("global tables are modelled by the embedded lab server (DynamoDB Local has none)")
     clients = {region: lab.client_in(region) for region in ("us-east-1", "us-east-2", "us-west-2", "eu-west-1")}
     with tracing(False):
-        dissolve(clients)
+        dissolve(TABLE, clients.values())
         clients["us-east-1"].create_table(TableName=TABLE, **KEY)
         yield clients
-        dissolve(clients)
-
-
-def dissolve(clients):
-    """Delete TABLE everywhere: first its replicas (one at a time; an MRSC table's all at once, with its witness, as
-    it is dissolved only whole), then itself."""
-    for client in clients.values():
-        try:
-            table = client.describe_table(TableName=TABLE)["Table"]
-        except client.exceptions.ResourceNotFoundException:
-            continue
-        deletes = [{"Delete": {"RegionName": replica["RegionName"]}} for replica in table.get("Replicas", [])]
-        if "MultiRegionConsistency" in table:
-            witnesses = [{"Delete": {"RegionName": witness["RegionName"]}}
-                         for witness in table.get("GlobalTableWitnesses", [])]
-            client.update_table(TableName=TABLE, ReplicaUpdates=deletes,
-                                **({"GlobalTableWitnessUpdates": witnesses} if witnesses else {}))
-        for delete in deletes if "MultiRegionConsistency" not in table else []:
-            client.update_table(TableName=TABLE, ReplicaUpdates=[delete])
-        client.delete_table(TableName=TABLE)
+        dissolve(TABLE, clients.values())
 
 
 def refusal(call, **arguments):
@@ -302,6 +284,15 @@ def book(client, holder):
                     ConditionExpression="version = :v", ExpressionAttributeValues={":v": 1})
 
 
+def booked(client, holder):
+    """book(), told "OK" or "refused"."""
+    try:
+        book(client, holder)
+    except client.exceptions.ConditionalCheckFailedException:
+        return "refused"
+    return "OK"
+
+
 def seat(client):
     """The seat as the client's Region holds it, read strongly consistently."""
     return client.get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True).get("Item")
@@ -400,13 +391,6 @@ def test_explored_each_replicated_write_arrives_as_a_move_and_two_version_checke
         for client in (us, eu):
             client.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
 
-    def booked(client, holder):
-        try:
-            book(client, holder)
-        except client.exceptions.ConditionalCheckFailedException:
-            return "refused"
-        return "OK"
-
     ended = []
     with tracing(False):
         orders = explore({"alice": lambda: booked(us, "alice"), "bob": lambda: booked(eu, "bob")}, reset,
@@ -427,13 +411,6 @@ def test_explored_on_mrsc_a_write_meeting_another_regions_write_in_flight_is_ret
 
     def reset():
         us.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
-
-    def booked(client, holder):
-        try:
-            book(client, holder)
-        except client.exceptions.ConditionalCheckFailedException:
-            return "refused"
-        return "OK"
 
     ended = []
     with tracing(False):

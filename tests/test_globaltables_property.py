@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from helpers import tracing
 from helpers.explore import explore
+from helpers.tables import dissolve
 from support import PROPERTY_SETTINGS
 
 TABLE = "p34-global-property"
@@ -197,24 +198,11 @@ def global_table(lab):
         pytest.skip("global tables are modelled by the embedded lab server (DynamoDB Local has none)")
     clients = [lab.client_in(region) for region in REGIONS]
     with tracing(False):
-        drop(clients)
+        dissolve(TABLE, clients)
         clients[0].create_table(TableName=TABLE, **KEY)
         clients[0].update_table(TableName=TABLE, ReplicaUpdates=[{"Create": {"RegionName": REGIONS[1]}}])
         yield clients
-        drop(clients)
-
-
-def drop(clients):
-    """TABLE in neither Region: its replica first, then itself."""
-    try:
-        clients[0].update_table(TableName=TABLE, ReplicaUpdates=[{"Delete": {"RegionName": REGIONS[1]}}])
-    except clients[0].exceptions.ClientError:
-        pass
-    for client in clients:
-        try:
-            client.delete_table(TableName=TABLE)
-        except client.exceptions.ResourceNotFoundException:
-            pass
+        dissolve(TABLE, clients)
 
 
 @settings(max_examples=10, **PROPERTY_SETTINGS)
@@ -238,26 +226,13 @@ def strong_table(lab):
         pytest.skip("global tables are modelled by the embedded lab server (DynamoDB Local has none)")
     clients = [lab.client_in(region) for region in STRONG_REGIONS]
     with tracing(False):
-        drop_strong(clients)
+        dissolve(STRONG_TABLE, clients)
         clients[0].create_table(TableName=STRONG_TABLE, **KEY)
         clients[0].update_table(TableName=STRONG_TABLE, MultiRegionConsistency="STRONG",
                                 ReplicaUpdates=[{"Create": {"RegionName": STRONG_REGIONS[1]}}],
                                 GlobalTableWitnessUpdates=[{"Create": {"RegionName": "us-east-2"}}])
         yield clients
-        drop_strong(clients)
-
-
-def drop_strong(clients):
-    """STRONG_TABLE in no Region: the MRSC table dissolved whole (its replica and witness in one request), then gone."""
-    try:
-        clients[0].update_table(TableName=STRONG_TABLE, ReplicaUpdates=[{"Delete": {"RegionName": STRONG_REGIONS[1]}}],
-                                GlobalTableWitnessUpdates=[{"Delete": {"RegionName": "us-east-2"}}])
-    except clients[0].exceptions.ClientError:
-        pass
-    try:
-        clients[0].delete_table(TableName=STRONG_TABLE)
-    except clients[0].exceptions.ResourceNotFoundException:
-        pass
+        dissolve(STRONG_TABLE, clients)
 
 
 @settings(max_examples=10, **PROPERTY_SETTINGS)

@@ -4,6 +4,7 @@ A global table here is made through DynamoDB's own API on the embedded lab serve
 MREC in us-east-1 and eu-west-1, MRSC in us-east-1 and us-west-2 with a witness in us-east-2. DynamoDB Local has no
 global tables, so the checkers need the lab server.
 """
+from .. import tables
 from ..backend import LAB_TAG, connect
 from ..tables import table_definitions
 from ..trace import tracing
@@ -43,24 +44,9 @@ def regional_clients(regions, lab=None):
 
 
 def dissolve(name, lab=None):
-    """Delete the global table `name` everywhere: its replicas first (an MRSC table's all at once, with its witness),
-    then itself."""
+    """Delete the global table `name` in every Region the checkers use."""
     MADE.discard(name)
-    for client in regional_clients(ALL_REGIONS, lab).values():
-        try:
-            table = client.describe_table(TableName=name)["Table"]
-        except client.exceptions.ResourceNotFoundException:
-            continue
-        deletes = [{"Delete": {"RegionName": replica["RegionName"]}} for replica in table.get("Replicas", [])]
-        if "MultiRegionConsistency" in table:
-            witnesses = [{"Delete": {"RegionName": witness["RegionName"]}}
-                         for witness in table.get("GlobalTableWitnesses", [])]
-            client.update_table(TableName=name, ReplicaUpdates=deletes,
-                                **({"GlobalTableWitnessUpdates": witnesses} if witnesses else {}))
-        else:
-            for delete in deletes:
-                client.update_table(TableName=name, ReplicaUpdates=[delete])
-        client.delete_table(TableName=name)
+    tables.dissolve(name, regional_clients(ALL_REGIONS, lab).values())
 
 
 def created(name, lab):
