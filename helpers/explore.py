@@ -678,8 +678,8 @@ class Run:
         """Count a request of `name` towards the window of each ongoing transaction naming one of its items, and
         towards its reads of each stream it reads (reduction.py says why only those)."""
         for other in self.held.values():
-            if isinstance(other, Reveal) and touches(footprint, self.keys.written(other.request.operation,
-                                                                                  other.request.body)):
+            if isinstance(other, Reveal) and touches(footprint, self.keys.written(
+                    other.request.operation, other.request.body, other.request.region)):
                 other.others[name] = other.others.get(name, 0) + 1
         for kind, table in footprint.items:
             if kind == STREAM_RECORDS:
@@ -783,10 +783,11 @@ class Run:
         held = self.held[name]
         if not isinstance(held, Request) or held.operation not in WRITES:
             return False
-        items = self.keys.named(held.operation, held.body)
+        items = self.keys.named(held.operation, held.body, held.region)
         return any(other.replicating == held.region and touches(Footprint(name, frozenset(items), True),
                                                                  self.keys.written(other.request.operation,
-                                                                                   other.request.body))
+                                                                                   other.request.body,
+                                                                                   other.request.region))
                    for other in ongoing if other.replicating)
 
     def polled_out(self, name):
@@ -827,13 +828,14 @@ class Run:
         if isinstance(held, Choice):
             return Footprint(name, frozenset(), False)
         if isinstance(held, Reveal):
-            written = self.keys.written(held.request.operation, held.request.body)
+            written = self.keys.written(held.request.operation, held.request.body, held.request.region)
             last = (held.request.operation == "TransactWriteItems" or held.replicating) and held.hidden == [place]
             return Footprint(name, frozenset([written[place]]), True, frees=frozenset(written) if last else frozenset())
         stale = kind == "~" or (every_answer and self.modelled)
         if item is not None:
-            return Footprint(name, frozenset([self.keys.named(held.operation, held.body)[item]]), False, stale)
-        items = frozenset(self.keys.named(held.operation, held.body))
+            return Footprint(name, frozenset([self.keys.named(held.operation, held.body, held.region)[item]]), False,
+                             stale)
+        items = frozenset(self.keys.named(held.operation, held.body, held.region))
         if held.operation in STREAM_READS:  # off the model, a write's record enters at once: the read meets every write
             return Footprint(name, items if self.modelled else frozenset([EVERYTHING]), False)
         blind = held.operation not in READS and bool(items & self.locked())
@@ -843,6 +845,7 @@ class Run:
             return Footprint(name, items, False, stale or (self.modelled and "IndexName" in held.body))
         locks = self.modelled and (held.operation == "TransactWriteItems" or held.operation in SINGLE_ITEM_WRITES
                                    and place != "lost" and self.keys.synchronous(held.body.get("TableName")))
+        items |= frozenset(self.keys.stamped(held.operation, held.body))
         return Footprint(name, items, not blind, fault=place if kind == "!" else "", meets_transactions=True,
                          blind=blind, locks=not blind and locks)
 
@@ -851,7 +854,7 @@ class Run:
         MRSC write still replicating (a write from another Region meets ReplicatedWriteConflict)."""
         return {item for held in self.held.values() if isinstance(held, Reveal)
                 and (held.request.operation == "TransactWriteItems" or held.replicating)
-                for item in self.keys.written(held.request.operation, held.request.body)}
+                for item in self.keys.written(held.request.operation, held.request.body, held.request.region)}
 
     def stop(self):
         """Release every thread (each held request raises Stopped) and wait up to a second for them."""

@@ -24,6 +24,14 @@ record enters at once, so the explorer takes a read of a stream to touch everyth
 not commute (the shard's order of records differs); arrivals on different streams do, and so does an arrival with
 any write.
 
+Each Region has tables of its own, and each replica of a global table with eventual consistency (MREC) holds its own
+copy of an item: an item is named with its Region ("seats in eu-west-1"), so that a request in us-east-1 and one in
+eu-west-1 commute, and so does a replicated write arriving in one Region with everything done in another (two such
+arrivals, one per Region, leave the same state in either order). A global table with strong consistency (MRSC) keeps
+one item in every Region, a write there being in flight for all of them: its items are named by table alone. Two
+writes of one item of an MREC table, made in two Regions, still do not commute: each takes a timestamp as it is
+applied, and the later one wins in every Region; each also touches the item's write order (WRITE_ORDER).
+
 The explorer's bounds (explore.WINDOW) count, for each client, only requests that do not commute with what they
 bound: a transaction stays ongoing while each other client has sent at most three requests naming one of its items;
 a client's reads of a stream may go on while records are on their way to it until it has read it three times since
@@ -46,6 +54,7 @@ EVERYTHING = ("*", "*")
 # What DynamoDB Streams' requests read, named so that no table can share the name (a table name has no parentheses):
 STREAM_RECORDS = "(stream records)"  # (STREAM_RECORDS, stream): the records a stream holds, which an arrival changes
 STREAM_SHARDS = "(stream shards)"  # (STREAM_SHARDS, stream): its shards and where they start, which no arrival changes
+WRITE_ORDER = "(write order)"  # (WRITE_ORDER, item of an MREC global table, in no Region): the order of its writes
 STREAM_TABLE = re.compile(r"arn:aws[a-z-]*:dynamodb:([^:]*):[0-9]{12}:table/([a-zA-Z0-9_.-]+)/stream/.+")
 
 
@@ -97,16 +106,19 @@ class Keys:
     """The items a request names, as (table, key): key attributes as DynamoDB's DescribeTable gives them, per table."""
 
     def __init__(self, client):
-        self.client, self.names, self.strong = client, {}, set()
+        self.client, self.names, self.strong, self.eventual = client, {}, set(), set()
 
     def learn(self, table):
-        """Ask DynamoDB once for the table's key attributes, and whether it is a replica of an MRSC global table."""
+        """Ask DynamoDB once for the table's key attributes, and whether it is a replica of a global table (MRSC or
+        MREC)."""
         if table not in self.names:
             try:
                 described = self.client.describe_table(TableName=table)["Table"]
                 self.names[table] = [part["AttributeName"] for part in described["KeySchema"]]
                 if described.get("MultiRegionConsistency") == "STRONG":
                     self.strong.add(table)
+                elif described.get("Replicas"):
+                    self.eventual.add(table)
             except Exception:  # a table that does not exist (yet): the request's own answer will say so
                 self.names[table] = None
 
@@ -115,32 +127,39 @@ class Keys:
         self.learn(table)
         return table in self.strong
 
-    def item(self, table, attributes):
-        """(table, the key of `attributes` in it), or the whole table when it cannot be told."""
+    def place(self, table, region):
+        """The table as the request's Region holds it: "<table> in <Region>", its own replica (a table of one Region,
+        or one Region's replica of an MREC global table); an MRSC global table's name alone, its items being one item
+        in every Region (a write there is in flight for all of them)."""
         self.learn(table)
-        names = self.names[table]
-        if names is None or not isinstance(attributes, dict):
-            return table, "*"
-        return table, json.dumps([attributes.get(name) for name in names], sort_keys=True)
+        return table if region is None or table in self.strong else f"{table} in {region}"
 
-    def named(self, operation, body):
-        """[(table, key)] of the items a request names, in the order its body names them; its table for a Query or
-        Scan; everything for an operation on no item."""
+    def item(self, table, attributes, region=None):
+        """(the table in `region` (place), the key of `attributes` in it), or the whole table when it cannot be
+        told."""
+        place, names = self.place(table, region), self.names[table]
+        if names is None or not isinstance(attributes, dict):
+            return place, "*"
+        return place, json.dumps([attributes.get(name) for name in names], sort_keys=True)
+
+    def named(self, operation, body, region=None):
+        """[(table, key)] of the items a request signed for `region` names, in the order its body names them; its
+        table for a Query or Scan; everything for an operation on no item."""
         if operation in ("GetItem", "UpdateItem", "DeleteItem"):
-            return [self.item(body.get("TableName"), body.get("Key"))]
+            return [self.item(body.get("TableName"), body.get("Key"), region)]
         if operation == "PutItem":
-            return [self.item(body.get("TableName"), body.get("Item"))]
+            return [self.item(body.get("TableName"), body.get("Item"), region)]
         if operation in ("Query", "Scan"):
-            return [(body.get("TableName"), "*")]
+            return [(self.place(body.get("TableName"), region), "*")]
         if operation in ("TransactWriteItems", "TransactGetItems"):
-            return [self.item(detail.get("TableName"), detail.get("Item") or detail.get("Key"))
+            return [self.item(detail.get("TableName"), detail.get("Item") or detail.get("Key"), region)
                     for action in body.get("TransactItems", []) for detail in action.values() if isinstance(detail, dict)]
         if operation == "BatchGetItem":
-            return [self.item(table, key) for table, request in (body.get("RequestItems") or {}).items()
+            return [self.item(table, key, region) for table, request in (body.get("RequestItems") or {}).items()
                     if isinstance(request, dict) for key in request.get("Keys") or []]
         if operation == "BatchWriteItem":
             return [self.item(table, (request.get("PutRequest") or {}).get("Item")
-                              or (request.get("DeleteRequest") or {}).get("Key"))
+                              or (request.get("DeleteRequest") or {}).get("Key"), region)
                     for table, requests in (body.get("RequestItems") or {}).items() for request in requests
                     if isinstance(request, dict)]
         if operation == "DescribeStream" or operation == "GetShardIterator" and (
@@ -152,14 +171,20 @@ class Keys:
             return [(STREAM_SHARDS, "*")]
         return [EVERYTHING]
 
-    def written(self, operation, body):
+    def stamped(self, operation, body):
+        """The write-order pseudo-items of the items a write names in an MREC global table: a write there takes the next
+        timestamp, and last writer wins in every Region, so two writes of one item, in any Regions, do not commute."""
+        return [(WRITE_ORDER, "*" if key == "*" else json.dumps([table, key]))
+                for table, key in self.named(operation, body) if table in self.eventual]
+
+    def written(self, operation, body, region=None):
         """[(table, key)] of the items a TransactWriteItems or BatchWriteItem writes, in the order its items become
         visible by place (its ConditionChecks left out)."""
         if operation == "TransactWriteItems":
-            return [self.item(detail.get("TableName"), detail.get("Item") or detail.get("Key"))
+            return [self.item(detail.get("TableName"), detail.get("Item") or detail.get("Key"), region)
                     for action in body.get("TransactItems", []) for kind, detail in action.items()
                     if kind in ("Put", "Update", "Delete") and isinstance(detail, dict)]
-        return self.named(operation, body)
+        return self.named(operation, body, region)
 
 
 def stream_named(body):

@@ -250,7 +250,7 @@ class Replication:
 
     def arrivals(self):
         """Explored: the writes on their way, as the explorer offers them: {"id", "by": the Region they arrive in,
-        "label", "touches": [the item they write, as helpers/reduction.py names it, whatever its Region]}."""
+        "label", "touches": [the item they write in that Region, as helpers/reduction.py names it]}."""
         offered = []
         for number, source, (account, name, region, key, image, stamp) in self.explored:
             table = find_table(name, (account, region))
@@ -259,7 +259,7 @@ class Replication:
             names = [table.hash_key_attr] + ([table.range_key_attr] if table.has_range_key else [])
             item = json.dumps([part.to_json() for part in key[:len(names)]], sort_keys=True)
             change = "deleted" if image is None else "written"
-            offered.append({"id": number, "by": region, "touches": [[name, item]],
+            offered.append({"id": number, "by": region, "touches": [[f"{name} in {region}", item]],
                             "label": f"{name} {key_label(table, key)} as {change} in {source} arrives in {region}"})
         return offered
 
