@@ -81,12 +81,14 @@ def model_outcomes(scenario):
     return outcomes
 
 
-def explored_outcomes(lab, clients, scenario):
-    """Every (what each client's reads returned, each Region's items at the end) the explorer finds."""
+def explored_outcomes(clients, scenario, table, regions):
+    """Every (what each client's reads returned, each Region's items at the end) the explorer finds, client i signed
+    for regions[i] making scenario[i]'s requests on `table`: strong reads, puts of a value of its own, and puts only if
+    the item does not exist yet ("create")."""
     def reset():
         with tracing(False):
             for item in ("A", "B"):
-                clients[0].delete_item(TableName=TABLE, Key={"PK": item})
+                clients[0].delete_item(TableName=table, Key={"PK": item})
 
     def client_function(place):
         client, requests = clients[place], scenario[place]
@@ -95,25 +97,30 @@ def explored_outcomes(lab, clients, scenario):
             shown = []
             for number, (kind, item) in enumerate(requests):
                 if kind == "read":
-                    found = client.get_item(TableName=TABLE, Key={"PK": item}, ConsistentRead=True).get("Item")
+                    found = client.get_item(TableName=table, Key={"PK": item}, ConsistentRead=True).get("Item")
                     shown.append(found and found["value"])
-                else:
-                    client.put_item(TableName=TABLE, Item={"PK": item, "value": f"{REGIONS[place]}-{number}"})
+                    continue
+                condition = {"ConditionExpression": "attribute_not_exists(PK)"} if kind == "create" else {}
+                try:
+                    client.put_item(TableName=table, Item={"PK": item, "value": f"{regions[place]}-{number}"},
+                                    **condition)
+                except client.exceptions.ConditionalCheckFailedException:
+                    pass
             return tuple(shown)
         return run
 
     def items(client):
-        found = client.scan(TableName=TABLE, ConsistentRead=True)["Items"]
+        found = client.scan(TableName=table, ConsistentRead=True)["Items"]
         return tuple(sorted((item["PK"], item["value"]) for item in found))
 
     found = set()
 
     def check(results):
         with tracing(False):
-            found.add(((results["us"], results["eu"]), tuple(items(client) for client in clients)))
+            found.add(((results["first"], results["second"]), tuple(items(client) for client in clients)))
         return True
 
-    explore({"us": client_function(0), "eu": client_function(1)}, reset, check)
+    explore({"first": client_function(0), "second": client_function(1)}, reset, check)
     return found
 
 
@@ -150,45 +157,9 @@ def strong_model_outcomes(scenario):
 def strong_explored_outcomes(clients, scenario):
     """Every (what each client's reads returned, the items at the end, the same in both Regions) the explorer finds on
     the MRSC table."""
-    def reset():
-        with tracing(False):
-            for item in ("A", "B"):
-                clients[0].delete_item(TableName=STRONG_TABLE, Key={"PK": item})
-
-    def client_function(place):
-        client, requests = clients[place], scenario[place]
-
-        def run():
-            shown = []
-            for number, (kind, item) in enumerate(requests):
-                if kind == "read":
-                    found = client.get_item(TableName=STRONG_TABLE, Key={"PK": item}, ConsistentRead=True).get("Item")
-                    shown.append(found and found["value"])
-                    continue
-                condition = {"ConditionExpression": "attribute_not_exists(PK)"} if kind == "create" else {}
-                try:
-                    client.put_item(TableName=STRONG_TABLE,
-                                    Item={"PK": item, "value": f"{STRONG_REGIONS[place]}-{number}"}, **condition)
-                except client.exceptions.ConditionalCheckFailedException:
-                    pass
-            return tuple(shown)
-        return run
-
-    def items(client):
-        found = client.scan(TableName=STRONG_TABLE, ConsistentRead=True)["Items"]
-        return tuple(sorted((item["PK"], item["value"]) for item in found))
-
-    found = set()
-
-    def check(results):
-        with tracing(False):
-            ends = {items(client) for client in clients}
-        assert len(ends) == 1, f"the Regions disagree at the end: {ends}"
-        found.add(((results["us"], results["west"]), ends.pop()))
-        return True
-
-    explore({"us": client_function(0), "west": client_function(1)}, reset, check)
-    return found
+    found = explored_outcomes(clients, scenario, STRONG_TABLE, STRONG_REGIONS)
+    assert all(len(set(ends)) == 1 for _, ends in found), f"the Regions disagree at the end: {found}"
+    return {(reads, ends[0]) for reads, ends in found}
 
 
 @pytest.fixture
@@ -208,11 +179,11 @@ def global_table(lab):
 @settings(max_examples=10, **PROPERTY_SETTINGS)
 @given(us=REQUESTS, eu=REQUESTS)
 def test_an_explored_global_table_shows_exactly_what_last_writer_wins_allows(lab, global_table, us, eu):
-    assert explored_outcomes(lab, global_table, (us, eu)) == model_outcomes((us, eu))
+    assert explored_outcomes(global_table, (us, eu), TABLE, REGIONS) == model_outcomes((us, eu))
 
 
 def test_two_writes_of_one_item_in_two_regions_converge_on_either_and_a_read_may_miss_the_other(lab, global_table):
-    outcomes = explored_outcomes(lab, global_table, ([("put", "A"), ("read", "A")], [("put", "A")]))
+    outcomes = explored_outcomes(global_table, ([("put", "A"), ("read", "A")], [("put", "A")]), TABLE, REGIONS)
     ends = {ended for _, ended in outcomes}
     assert ends == {((("A", "us-east-1-0"),), (("A", "us-east-1-0"),)),
                     ((("A", "eu-west-1-0"),), (("A", "eu-west-1-0"),))}  # the Regions agree, on either write

@@ -211,6 +211,30 @@ def press_run_button(page, button, expected_traces=()):
     return problems
 
 
+def play_by_hand(page, cell, moves, what, shots=None):
+    """In a step-through panel's cell, press Reset, then the button of each (mover, what it does) in `moves` (its label
+    "mover ▶ does ..."), waiting for each step to be listed, until the panel says the invariant is broken; a
+    screenshot after the steps numbered in `shots` ({step number: path}). The problems met, in words."""
+    steps = cell.locator(".widget-html li")
+    try:
+        cell.scroll_into_view_if_needed()
+        cell.get_by_role("button", name="Reset").click()
+        page.wait_for_function("cell => !cell.querySelector('.widget-html li')", arg=cell.element_handle(),
+                               timeout=RENDER_MS)
+        for number, (mover, does) in enumerate(moves, 1):
+            button = cell.locator("button").filter(has_text=re.compile(rf"^\s*{mover} ▶ {does} "))
+            if not wait_until(page, "button => !button.disabled", button.element_handle(timeout=RENDER_MS), RENDER_MS):
+                return [f"step {number}: the button {button.inner_text()!r} stayed disabled"]
+            button.click()
+            steps.nth(number - 1).wait_for(timeout=RENDER_MS)
+            if number in (shots or {}):
+                cell.screenshot(path=shots[number])
+        cell.get_by_text("the invariant is BROKEN").wait_for(timeout=RENDER_MS)
+    except Exception as failure:  # what a learner would see instead: the panel as it is, in the screenshot
+        return [f"playing {what}: {type(failure).__name__}: {str(failure).splitlines()[0]}"]
+    return []
+
+
 def play_double_booking(page, screenshots):
     """In 30's step-through panel, press Reset, then the client buttons in a double-booking order; return problems.
 
@@ -219,23 +243,9 @@ def play_double_booking(page, screenshots):
     the end."""
     cell = page.locator(".jp-Cell").filter(has=page.locator(".widget-html", has_text=SCHEDULER_TITLE))
     steps = cell.locator(".widget-html li")
-    problems = []
-    try:
-        cell.scroll_into_view_if_needed()
-        cell.get_by_role("button", name="Reset").click()
-        page.wait_for_function("cell => !cell.querySelector('.widget-html li')", arg=cell.element_handle(),
-                               timeout=RENDER_MS)
-        for number, (client, operation) in enumerate(DOUBLE_BOOKING, 1):
-            button = cell.locator("button").filter(has_text=re.compile(rf"^\s*{client} ▶ {operation} "))
-            if not wait_until(page, "button => !button.disabled", button.element_handle(timeout=RENDER_MS), RENDER_MS):
-                return [f"step {number}: the button {button.inner_text()!r} stayed disabled"]
-            button.click()
-            steps.nth(number - 1).wait_for(timeout=RENDER_MS)
-            if number == 2:  # both have read a free seat: the point of no return, both buttons offer a PutItem
-                cell.screenshot(path=screenshots / "30-seat-booking-both-read.png")
-        cell.get_by_text("the invariant is BROKEN").wait_for(timeout=RENDER_MS)
-    except Exception as failure:  # what a learner would see instead: the panel as it is, in the screenshot
-        problems.append(f"playing the double booking: {type(failure).__name__}: {str(failure).splitlines()[0]}")
+    # after both read a free seat: the point of no return, both buttons offer a PutItem
+    problems = play_by_hand(page, cell, DOUBLE_BOOKING, "the double booking",
+                            {2: screenshots / "30-seat-booking-both-read.png"})
     played = [step.strip() for step in steps.all_inner_texts()]
     if [step.split()[0:3] for step in played] != [[client, "▶", operation] for client, operation in DOUBLE_BOOKING]:
         problems.append(f"the panel lists the steps {played}")
@@ -373,23 +383,8 @@ def play_lost_booking(page, screenshots):
     with one passenger in each Region. Screenshots: after both version checks passed, and at the end."""
     cell = page.locator(".jp-Cell").filter(has=page.locator(".widget-html", has_text=LOST_BOOKING_TITLE))
     steps = cell.locator(".widget-html li")
-    problems = []
-    try:
-        cell.scroll_into_view_if_needed()
-        cell.get_by_role("button", name="Reset").click()
-        page.wait_for_function("cell => !cell.querySelector('.widget-html li')", arg=cell.element_handle(),
-                               timeout=RENDER_MS)
-        for number, (mover, does) in enumerate(LOST_BOOKING, 1):
-            button = cell.locator("button").filter(has_text=re.compile(rf"^\s*{mover} ▶ {does}"))
-            if not wait_until(page, "button => !button.disabled", button.element_handle(timeout=RENDER_MS), RENDER_MS):
-                return [f"step {number}: the button {button.inner_text()!r} stayed disabled"]
-            button.click()
-            steps.nth(number - 1).wait_for(timeout=RENDER_MS)
-            if number == 4:
-                cell.screenshot(path=screenshots / "34-global-tables-both-checks-passed.png")
-        cell.get_by_text("the invariant is BROKEN").wait_for(timeout=RENDER_MS)
-    except Exception as failure:  # what a learner would see instead: the panel as it is, in the screenshot
-        problems.append(f"playing the lost booking: {type(failure).__name__}: {str(failure).splitlines()[0]}")
+    problems = play_by_hand(page, cell, LOST_BOOKING, "the lost booking",
+                            {4: screenshots / "34-global-tables-both-checks-passed.png"})
     played = [" ".join(step.split()) for step in steps.all_inner_texts()]
     if [step.split()[0:2] for step in played] != [[mover, "▶"] for mover, _ in LOST_BOOKING]:
         problems.append(f"the panel lists the steps {played}")
