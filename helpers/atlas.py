@@ -17,7 +17,7 @@ from IPython.display import display
 
 from . import explore
 from .consumer import streams_client
-from .tables import dissolve, fresh_table
+from .tables import fresh_table, global_table
 from .trace import tracing
 from .widgets import FITTED_ROW_STYLE, StepThrough, fitted_row
 
@@ -33,7 +33,6 @@ REGION_ROWS = {  # row: (its global table, the writer's Region, the other client
     MREC_LOST: (MREC_TABLE, "us-east-1", "eu-west-1"), MRSC_LOST: (MRSC_TABLE, "us-east-1", "us-west-2"),
     MREC_READ: (MREC_TABLE, "us-east-1", "eu-west-1"), MRSC_READ: (MRSC_TABLE, "us-east-1", "us-west-2"),
 }
-MRSC_WITNESS = "us-east-2"
 X = {"PK": "PAIR", "SK": "x"}
 Y = {"PK": "PAIR", "SK": "y"}
 EMAIL = "EMAIL#ana@example.com"
@@ -804,18 +803,8 @@ def transfer_in(replica):
 def global_tables(lab):
     """The Region rows' global tables, made anew from empty tables: MREC_TABLE in us-east-1 and eu-west-1, MRSC_TABLE in
     us-east-1 and us-west-2 with a witness in us-east-2."""
-    home = lab.client_in("us-east-1")
-    for name, others in ((MREC_TABLE, ("eu-west-1",)), (MRSC_TABLE, ("us-west-2",))):
-        dissolve(name, [lab.client_in(region) for region in ("us-east-1", *others)])
-        home.create_table(TableName=name, KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"},
-                                                     {"AttributeName": "SK", "KeyType": "RANGE"}],
-                          AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"},
-                                                {"AttributeName": "SK", "AttributeType": "S"}],
-                          BillingMode="PAY_PER_REQUEST")
-    home.update_table(TableName=MREC_TABLE, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
-    home.update_table(TableName=MRSC_TABLE, MultiRegionConsistency="STRONG",
-                      ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}],
-                      GlobalTableWitnessUpdates=[{"Create": {"RegionName": MRSC_WITNESS}}])
+    global_table(MREC_TABLE, "EVENTUAL", lab)
+    global_table(MRSC_TABLE, "STRONG", lab)
 
 
 def build(lab, table=None):

@@ -80,6 +80,28 @@ def emptied(lab, arguments):
     return status == 200 and json.loads(answer).get("emptied") is True
 
 
+GLOBAL_REGIONS = {"EVENTUAL": ("us-east-1", "eu-west-1"), "STRONG": ("us-east-1", "us-west-2")}  # the replicas'
+WITNESS = "us-east-2"  # an MRSC table's third Region
+REPLICA_REGIONS = ("us-east-1", "eu-west-1", "us-west-2")  # where global_table's replicas may be
+
+
+def global_table(name, consistency="EVENTUAL", lab=None):
+    """The lab's table `name` (data/tables.json) made again, empty, as a global table through DynamoDB's UpdateTable:
+    MREC in us-east-1 and eu-west-1, or (consistency "STRONG") MRSC in us-east-1 and us-west-2 with a witness in
+    us-east-2; {Region: the lab's client signed for it} of its replicas."""
+    lab = lab or connect(quiet=True)
+    regions = GLOBAL_REGIONS[consistency]
+    clients = {region: lab.client_in(region) for region in regions}
+    strong = {"MultiRegionConsistency": "STRONG", "GlobalTableWitnessUpdates": [{"Create": {"RegionName": WITNESS}}]}
+    with tracing(False):
+        dissolve(name, [lab.client_in(region) for region in REPLICA_REGIONS])
+        home = clients[regions[0]]
+        home.create_table(TableName=name, BillingMode="PAY_PER_REQUEST", Tags=[LAB_TAG], **table_definitions()[name])
+        home.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": regions[1]}}],
+                          **(strong if consistency == "STRONG" else {}))
+    return clients
+
+
 def dissolve(name, clients):
     """Delete the table `name` from each Region one of `clients` is signed for: a global table's replicas first (an
     MRSC table's all in one request, with its witness, as DynamoDB deletes it only whole), then each table left."""

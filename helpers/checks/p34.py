@@ -5,15 +5,10 @@ MREC in us-east-1 and eu-west-1, MRSC in us-east-1 and us-west-2 with a witness 
 global tables, so the checkers need the lab server.
 """
 from .. import tables
-from ..backend import LAB_TAG, connect
-from ..tables import table_definitions
+from ..backend import connect
 from ..trace import tracing
 from . import Report, exhaustive
 
-MREC_REGIONS = ("us-east-1", "eu-west-1")
-MRSC_REGIONS = ("us-east-1", "us-west-2")
-WITNESS = "us-east-2"
-ALL_REGIONS = (*MREC_REGIONS, *MRSC_REGIONS[1:], WITNESS)
 BOOKINGS, STRONG_BOOKINGS = "p34-bookings", "p34-strong-bookings"
 SEAT = "SEAT#12A"
 HOMES = {"SEAT#12A": "eu-west-1", "FLIGHT#1": "eu-west-1"}  # each seat's home Region: its writes go there
@@ -46,36 +41,20 @@ def regional_clients(regions, lab=None):
 def dissolve(name, lab=None):
     """Delete the global table `name` in every Region the checkers use."""
     MADE.discard(name)
-    tables.dissolve(name, regional_clients(ALL_REGIONS, lab).values())
-
-
-def created(name, lab):
-    """Create the lab's table `name` (data/tables.json) in us-east-1, empty; its client."""
-    dissolve(name, lab)
-    client = lab.client_in("us-east-1")
-    client.create_table(TableName=name, BillingMode="PAY_PER_REQUEST", Tags=[LAB_TAG], **table_definitions()[name])
-    return client
+    tables.dissolve(name, regional_clients(tables.REPLICA_REGIONS, lab).values())
 
 
 def mrec_table(name, lab=None):
     """The lab's table `name` made again as an MREC global table in us-east-1 and eu-west-1; {Region: client}."""
-    lab = lab or connect(quiet=True)
-    with tracing(False):
-        created(name, lab).update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
     MADE.add(name)
-    return regional_clients(MREC_REGIONS, lab)
+    return tables.global_table(name, "EVENTUAL", lab)
 
 
 def mrsc_table(name, lab=None):
     """The lab's table `name` made again as an MRSC global table: replicas in us-east-1 and us-west-2, a witness in
     us-east-2; {Region: client} of its two replicas."""
-    lab = lab or connect(quiet=True)
-    with tracing(False):
-        created(name, lab).update_table(
-            TableName=name, MultiRegionConsistency="STRONG", ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}],
-            GlobalTableWitnessUpdates=[{"Create": {"RegionName": WITNESS}}])
     MADE.add(name)
-    return regional_clients(MRSC_REGIONS, lab)
+    return tables.global_table(name, "STRONG", lab)
 
 
 def holders(clients, name):
