@@ -4,7 +4,7 @@ import pytest
 
 from helpers import atlas
 from helpers.checks.p33 import check_query_row
-from helpers.tables import dissolve
+from helpers.tables import REPLICA_REGIONS, dissolve
 
 pytestmark = pytest.mark.usefixtures("knobs_off")
 
@@ -24,7 +24,7 @@ def cells(lab):
     server's banner names the replication it does before a write returns)."""
     yield atlas.build(lab)
     for name in (atlas.MREC_TABLE, atlas.MRSC_TABLE):
-        dissolve(name, [lab.client_in(region) for region in ("us-east-1", "eu-west-1", "us-west-2")])
+        dissolve(name, [lab.client_in(region) for region in REPLICA_REGIONS])
 
 
 def test_the_region_rows_agree_with_the_developer_guide_s_page_on_global_tables(lab, cells):

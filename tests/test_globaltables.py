@@ -293,6 +293,22 @@ def booked(client, holder):
     return "OK"
 
 
+def booking_race(alice_client, bob_client, seeded):
+    """alice and bob each book() the seat with their client, explored: (the orders, the set of (alice told, bob told,
+    the holder in alice's Region, in bob's)), each order starting from the seat at version 1 written by `seeded`."""
+    def reset():
+        for client in seeded:
+            client.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
+
+    ended = []
+    with tracing(False):
+        orders = explore({"alice": lambda: booked(alice_client, "alice"), "bob": lambda: booked(bob_client, "bob")},
+                         reset, lambda results: ended.append((results["alice"], results["bob"],
+                                                              seat(alice_client)["holder"],
+                                                              seat(bob_client)["holder"])) or True)
+    return orders, set(ended)
+
+
 def seat(client):
     """The seat as the client's Region holds it, read strongly consistently."""
     return client.get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True).get("Item")
@@ -387,16 +403,8 @@ def test_a_replicated_write_is_recorded_in_the_replicas_stream(lab, regions):
 def test_explored_each_replicated_write_arrives_as_a_move_and_two_version_checked_writes_can_both_succeed(lagging):
     us, eu = lagging
 
-    def reset():
-        for client in (us, eu):
-            client.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
-
-    ended = []
-    with tracing(False):
-        orders = explore({"alice": lambda: booked(us, "alice"), "bob": lambda: booked(eu, "bob")}, reset,
-                         lambda results: ended.append((results["alice"], results["bob"], seat(us)["holder"],
-                                                       seat(eu)["holder"])) or True)
-    assert set(ended) == {("OK", "refused", "alice", "alice"), ("refused", "OK", "bob", "bob"),
+    orders, ended = booking_race(us, eu, (us, eu))
+    assert ended == {("OK", "refused", "alice", "alice"), ("refused", "OK", "bob", "bob"),
                           ("OK", "OK", "bob", "bob"), ("OK", "OK", "alice", "alice")}  # both told OK: one is lost
     moved = {move.partition("#")[0] for schedule in orders["schedule"] for move in schedule if "#" in move}
     assert moved == {"eu-west-1", "us-east-1"}  # each write reaches the other Region (unread streams: no moves)
@@ -409,15 +417,8 @@ def test_explored_on_mrsc_a_write_meeting_another_regions_write_in_flight_is_ret
     strong(regions)
     us, west = regions["us-east-1"], regions["us-west-2"]
 
-    def reset():
-        us.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
-
-    ended = []
-    with tracing(False):
-        orders = explore({"alice": lambda: booked(us, "alice"), "bob": lambda: booked(west, "bob")}, reset,
-                         lambda results: ended.append((results["alice"], results["bob"], seat(us)["holder"],
-                                                       seat(west)["holder"])) or True)
-    assert set(ended) == {("OK", "refused", "alice", "alice"), ("refused", "OK", "bob", "bob")}  # never both OK
+    orders, ended = booking_race(us, west, (us,))
+    assert ended == {("OK", "refused", "alice", "alice"), ("refused", "OK", "bob", "bob")}  # never both OK
     answered = {(step, answer) for row in orders.itertuples() for step, answer in zip(row.steps, row.answers)}
     assert ("bob: PutItem", "ReplicatedWriteConflictException") in answered  # alice's in flight: bob's SDK retries
     acknowledged = "alice: PutItem of {PK: 'seat'} replicated from us-east-1 to another Region: acknowledged"

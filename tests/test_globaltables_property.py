@@ -162,18 +162,24 @@ def strong_explored_outcomes(clients, scenario):
     return {(reads, ends[0]) for reads, ends in found}
 
 
-@pytest.fixture
-def global_table(lab):
-    """(us-east-1's client, eu-west-1's) of an MREC global table TABLE in both Regions (embedded server only)."""
+def made_global(lab, name, regions, **update):
+    """The clients of `regions` (the first the table's own) with `name` made a global table there by UpdateTable's
+    ReplicaUpdates and `update`, deleted again after the test (embedded server only)."""
     if lab.kind != "embedded":
         pytest.skip("global tables are modelled by the embedded lab server (DynamoDB Local has none)")
-    clients = [lab.client_in(region) for region in REGIONS]
+    clients = [lab.client_in(region) for region in regions]
     with tracing(False):
-        dissolve(TABLE, clients)
-        clients[0].create_table(TableName=TABLE, **KEY)
-        clients[0].update_table(TableName=TABLE, ReplicaUpdates=[{"Create": {"RegionName": REGIONS[1]}}])
+        dissolve(name, clients)
+        clients[0].create_table(TableName=name, **KEY)
+        clients[0].update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": regions[1]}}], **update)
         yield clients
-        dissolve(TABLE, clients)
+        dissolve(name, clients)
+
+
+@pytest.fixture
+def global_table(lab):
+    """(us-east-1's client, eu-west-1's) of an MREC global table TABLE in both Regions."""
+    yield from made_global(lab, TABLE, REGIONS)
 
 
 @settings(max_examples=10, **PROPERTY_SETTINGS)
@@ -193,17 +199,8 @@ def test_two_writes_of_one_item_in_two_regions_converge_on_either_and_a_read_may
 @pytest.fixture
 def strong_table(lab):
     """(us-east-1's client, us-west-2's) of an MRSC global table STRONG_TABLE, its witness in us-east-2."""
-    if lab.kind != "embedded":
-        pytest.skip("global tables are modelled by the embedded lab server (DynamoDB Local has none)")
-    clients = [lab.client_in(region) for region in STRONG_REGIONS]
-    with tracing(False):
-        dissolve(STRONG_TABLE, clients)
-        clients[0].create_table(TableName=STRONG_TABLE, **KEY)
-        clients[0].update_table(TableName=STRONG_TABLE, MultiRegionConsistency="STRONG",
-                                ReplicaUpdates=[{"Create": {"RegionName": STRONG_REGIONS[1]}}],
-                                GlobalTableWitnessUpdates=[{"Create": {"RegionName": "us-east-2"}}])
-        yield clients
-        dissolve(STRONG_TABLE, clients)
+    yield from made_global(lab, STRONG_TABLE, STRONG_REGIONS, MultiRegionConsistency="STRONG",
+                           GlobalTableWitnessUpdates=[{"Create": {"RegionName": "us-east-2"}}])
 
 
 @settings(max_examples=10, **PROPERTY_SETTINGS)
