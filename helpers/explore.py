@@ -81,7 +81,9 @@ consistency="dynamodb", the default, makes those choices. consistency="strong" a
 as if strongly consistent and each transaction applied at once, so only the orders of the requests are counted (a
 notebook that asks for it says so). On DynamoDB Local or AWS the explorer can only choose the order of requests.
 """
+import ctypes
 import json
+import os
 import queue
 import random
 import re
@@ -147,7 +149,7 @@ class Crashed(BaseException):
         return f"crashed after its {self.args[0]}"
 
 
-CURRENT = threading.local()  # on a client thread: .run (its Run) and .name (its client name)
+CURRENT = threading.local()  # on a client thread: .run (its Run), .name (its client), .driving (making moves)
 REAL_SLEEP = time.sleep
 EXPLORING = threading.Lock()
 HELD = weakref.WeakSet()  # every client with the hold installed
@@ -421,7 +423,7 @@ def hold_request(request, event_name, **_):
 def note_stray(operation):
     """Keep an operation sent while a run is explored from a thread that is neither a client's nor the explorer's."""
     run = WATCHED["run"]
-    if run is not None and threading.get_ident() != WATCHED["owner"]:
+    if run is not None and threading.get_ident() != WATCHED["owner"] and not getattr(CURRENT, "driving", False):
         run.strays.append(operation)
 
 
@@ -575,11 +577,42 @@ class Run:
         self.problem = None  # an ExplorationError a client met (choice_point), raised by the explorer once it ran
         self.arrivals = []  # what may arrive now, as the lab server last said (Arrival)
         self.polls = {}  # (client, stream) -> its reads of the stream since a record last entered it
+        self.walk = None  # the explorer's Walk when the clients' threads make its moves (play)
+        self.ended = threading.Event()  # set by the thread that played the last move, or met a failure
+        self.failure = None  # what the explorer's moves raised on a client's thread, raised again by play()
 
     def start(self, workers):
         """Start every client on its worker thread and wait until each is held at its first request or done."""
         workers.begin(self)
         self.settle()
+
+    def play(self, workers, walk):
+        """Start every client on its worker thread and let `walk` make the moves until the order ends: the thread of
+        the client that settles last makes them (the baton passes from client to client, so a client released next
+        goes on without a wake-up, and another is woken by the one before it, never through this thread)."""
+        self.walk = walk
+        workers.begin(self)
+        while not self.ended.wait(SLICE):
+            with self.changed:
+                self.check_late()
+        if self.failure is not None:
+            raise self.failure
+
+    def drive(self, name):
+        """On `name`'s thread, once no client runs: the explorer's next moves; wake the client they let run, or tell
+        play() that the order has ended. True when `name` itself goes on."""
+        saved, CURRENT.run, CURRENT.driving = getattr(CURRENT, "run", None), None, True  # its requests are no step
+        try:
+            going = self.walk.next()
+        except BaseException as error:
+            self.failure, going = error, None
+        finally:
+            CURRENT.run, CURRENT.driving = saved, False
+        if going is None:
+            self.ended.set()
+        elif going != name:
+            self.go[going].set()
+        return going == name
 
     def serve(self, name):
         """On the client's thread: run the client function, keep what it returned or raised."""
@@ -600,9 +633,13 @@ class Run:
             self.running.discard(name)
             self.exited += 1
             self.changed.notify_all()
+            driving = self.walk is not None and not self.running and not self.stopped
+        if driving:
+            self.drive(name)
 
     def hold(self, name, request):
-        """Called on the client's thread before each HTTP attempt: wait until release(name)."""
+        """Called on the client's thread before each HTTP attempt: wait until the explorer releases it (when no other
+        client runs, make the explorer's moves first: play)."""
         go = self.go[name]
         with self.changed:
             if self.stopped:
@@ -611,6 +648,9 @@ class Run:
             self.held[name] = request
             self.running.discard(name)
             self.changed.notify_all()
+            driving = self.walk is not None and not self.running
+        if driving and self.drive(name):
+            return
         go.wait()
         if self.stopped:
             raise Stopped
@@ -631,23 +671,43 @@ class Run:
         """Wait until no client is running; name any that neither sends a request nor finishes in time."""
         with self.changed:
             while self.running:
-                late = [name for name in self.clients
-                        if name in self.running and time.monotonic() - self.since[name] > self.timeout]
-                if late:
-                    raise ExplorationError(
-                        f"Client {late[0]!r} neither sent a DynamoDB request nor finished within {self.timeout:g} s. "
-                        "Between two requests a client must not wait for another client (they run one at a "
-                        "time here); make it send its requests through the lab's client or return.")
+                self.check_late()
                 self.changed.wait(SLICE)
+
+    def check_late(self):
+        """Raise an ExplorationError naming a running client that has neither sent a request nor finished in time
+        (self.changed held)."""
+        late = [name for name in self.clients
+                if name in self.running and time.monotonic() - self.since[name] > self.timeout]
+        if late:
+            raise ExplorationError(
+                f"Client {late[0]!r} neither sent a DynamoDB request nor finished within {self.timeout:g} s. "
+                "Between two requests a client must not wait for another client (they run one at a "
+                "time here); make it send its requests through the lab's client or return.")
 
     def release(self, move, footprint=None):
         """Make one move (see the module docstring), then wait for every client to settle again; return the step."""
+        step, going = self.make(move, footprint)
+        if going is not None:
+            self.go[going].set()
+            self.settle()
+        self.settled(step)
+        return step
+
+    def settled(self, step):
+        """Once every client has settled after `step`: a write whose response was lost has put its records (stream
+        records, replicated writes) on their way."""
+        if getattr(step, "fault", None) == "lost" and self.modelled:
+            self.arrivals = self.server.post({})["arrivals"]
+
+    def make(self, move, footprint=None):
+        """Make one move; return (the step, the client it lets run or None). The client is marked running, not woken."""
         name, kind, place = parse_move(move)
         item = batch_item(move)
         held = self.held.get(name)
         self.taken.append(move)
         if kind == "#":
-            return self.arrive(move)
+            return self.arrive(move), None
         if kind == "?":
             return self.pick(name, place)
         if isinstance(held, Reveal) and kind == "+":
@@ -655,7 +715,7 @@ class Run:
         choices = held.choices if item is None else held.item_choices[item]
         choice = choices[place if kind == "~" else 0] if choices else None
         if item is not None and len(held.unread) > 1:
-            return self.read_item(held, item, choice)
+            return self.read_item(held, item, choice), None
         self.count_waits(name, footprint or self.footprint(move))
         with self.changed:
             request = self.held.pop(name)
@@ -668,11 +728,7 @@ class Run:
             self.running.add(name)
             self.since[name] = time.monotonic()
             self.steps.append(request)
-        self.go[name].set()
-        self.settle()
-        if kind == "!" and place == "lost" and self.modelled:
-            self.arrivals = self.server.post({})["arrivals"]  # the records of the write whose answer never came
-        return request
+        return request, name
 
     def count_waits(self, name, footprint):
         """Count a request of `name` towards the window of each ongoing transaction naming one of its items, and
@@ -693,33 +749,30 @@ class Run:
         return step
 
     def reveal(self, held, place):
-        """Make one item of an ongoing transaction visible; after the last, let its client go on."""
+        """Make one item of an ongoing transaction visible; after the last, let its client go on (step, client)."""
         step = Reveal(held.client, held.request, {"id": held.number, "items": held.items,
                                                   "replicating": held.replicating})
         step.place = place
         held.hidden.remove(place)
         self.steps.append(step)
         self.arrivals = self.server.post({"reveal": [held.number, place]})["arrivals"]
-        if not held.hidden:
-            with self.changed:
-                del self.held[held.client]
-                self.running.add(held.client)
-                self.since[held.client] = time.monotonic()
-            self.go[held.client].set()
-            self.settle()
-        return step
+        if held.hidden:
+            return step, None
+        with self.changed:
+            del self.held[held.client]
+            self.running.add(held.client)
+            self.since[held.client] = time.monotonic()
+        return step, held.client
 
     def pick(self, name, place):
-        """Give `name`'s held choice its option `place`; let it go on."""
+        """Give `name`'s held choice its option `place`; let it go on (step, client)."""
         with self.changed:
             held = self.held.pop(name)
             held.chosen = place
             self.running.add(name)
             self.since[name] = time.monotonic()
             self.steps.append(held)
-        self.go[name].set()
-        self.settle()
-        return held
+        return held, name
 
     def event(self, move):
         """The lab server's event a move such as "stream#1" makes arrive."""
@@ -1001,12 +1054,42 @@ def exclusive():
 
 @contextmanager
 def working(clients):
-    """Worker threads for the clients, closed when the block ends however it ends."""
-    workers = Workers(clients)
+    """Worker threads for the clients, closed when the block ends however it ends; while it runs, this thread and
+    theirs share one CPU (one_cpu)."""
+    with one_cpu():
+        workers = Workers(clients)
+        try:
+            yield workers
+        finally:
+            workers.close()
+
+
+@contextmanager
+def one_cpu():
+    """Keep this thread, and the threads it starts, on the CPU it runs on now, for the block (where the platform
+    lets a thread be pinned: Linux). The explorer's threads take turns and never run at once, and a turn passed to a
+    thread waiting on another CPU wakes that CPU (a slow wake-up in a virtual machine), while on one CPU it is a
+    context switch (measured on a two-CPU machine: an exploration of 3 racy clients took about a tenth less time);
+    the lab server keeps the other CPUs."""
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_setaffinity") else None
+    cpu = this_cpu() if allowed and len(allowed) > 1 else None
+    if cpu is None:
+        yield
+        return
+    os.sched_setaffinity(0, {cpu})
     try:
-        yield workers
+        yield
     finally:
-        workers.close()
+        os.sched_setaffinity(0, allowed)
+
+
+def this_cpu():
+    """The CPU this thread runs on (glibc's sched_getcpu), or None where it cannot be asked."""
+    try:
+        cpu = ctypes.CDLL(None).sched_getcpu()
+    except (OSError, AttributeError):
+        return None
+    return cpu if cpu >= 0 else None
 
 
 def start_state(reset, server):
@@ -1045,11 +1128,14 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
     start_state(reset, server)
     run = Run(clients, timeout, server, faults, metered=lab.kind == "embedded", keys=keys or Keys(lab.client),
               watch_streams=watch_streams)
-    choices, sleep = [], []
+    choices = []
     try:
         with watched(run):
-            run.start(workers)
-            walk(run, prefix, choices, sleep, server)
+            run.play(workers, Walk(run, prefix, choices))
+        if run.blocked:
+            run.stop()
+            if server is not None:
+                server.post({"settle": True})  # no transaction of the abandoned run stays ongoing
     except BaseException:
         run.stop()
         raise
@@ -1060,27 +1146,45 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
     return run, choices
 
 
-def walk(run, prefix, choices, sleep, server):
-    """Make the run's moves until no client is held: the prefix's, then the first possible that does not sleep."""
-    while True:
-        run.deliver_unwatched()
-        if not run.pending:
-            return
-        chosen, tried = choose(run, prefix, choices, sleep)
-        if chosen is None:
-            run.blocked = True
-            run.stop()
-            if server is not None:
-                server.post({"settle": True})  # no transaction of the abandoned run stays ongoing
-            return
-        step, footprint = transition(chosen), run.footprint(chosen)
-        sleeping = [(entry, every, run.footprint(entry, every)) for entry, every in sleep + tried
-                    if transition(entry) != step]  # each as it stands now, before the move
-        made = run.release(chosen, footprint)
+class Walk:
+    """The explorer's moves in one run: the prefix's, then the first possible that does not sleep (Run.play makes
+    them on the clients' threads)."""
+
+    def __init__(self, run, prefix, choices):
+        self.run, self.prefix, self.choices = run, prefix, choices
+        self.sleep = []
+        self.last = None  # (step, footprint, sleep entries as they stood before it) of the move made last
+
+    def next(self):
+        """Make moves until one lets a client run: its name; None once no client is held and nothing is on its way
+        (the order has ended), or when every possible move sleeps (run.blocked: a behaviour already run)."""
+        run = self.run
+        while True:
+            if self.last is not None:
+                self.after(*self.last)
+            run.deliver_unwatched()
+            if not run.pending:
+                return None
+            chosen, tried = choose(run, self.prefix, self.choices, self.sleep)
+            if chosen is None:
+                run.blocked = True
+                return None
+            step, footprint = transition(chosen), run.footprint(chosen)
+            sleeping = [(entry, every, run.footprint(entry, every)) for entry, every in self.sleep + tried
+                        if transition(entry) != step]  # each as it stands now, before the move
+            made, going = run.make(chosen, footprint)
+            self.last = (made, footprint, sleeping)
+            if going is not None:
+                return going
+
+    def after(self, made, footprint, sleeping):
+        """Once the clients have settled after a move: the sleep set and footprint it leaves."""
+        self.last = None
+        self.run.settled(made)
         if footprint.writes and not footprint.fault and getattr(made, "answer", "OK") != "OK":
             footprint = replace(footprint, writes=False)  # refused or cancelled: it only read its items
-        sleep = wake(sleeping, footprint)
-        run.prints.append(footprint)
+        self.sleep = wake(sleeping, footprint)
+        self.run.prints.append(footprint)
 
 
 def choose(run, prefix, choices, sleep):
@@ -1245,22 +1349,22 @@ def doomed_steps(frame, prints=None):
     a schedule also when its steps can be brought to the schedule's front by swapping steps that commute: the
     explorer ran one order of those.
     """
-    holding = [row for row, ok in enumerate(frame["ok"]) if ok]
-    literal = {frame["schedule"][row][:length] for row in holding for length in range(len(frame["schedule"][row]) + 1)}
+    schedules, oks = list(frame["schedule"]), list(frame["ok"])
+    holding = [row for row, ok in enumerate(oks) if ok]
+    literal = {schedules[row][:length] for row in holding for length in range(len(schedules[row]) + 1)}
     known = {}
 
     def begins(row, length):
         """True when the first `length` steps of schedule `row` begin some schedule that holds."""
-        prefix = tuple(zip(frame["schedule"][row][:length], prints[row][:length])) if prints else None
-        if frame["schedule"][row][:length] in literal or not prints:
-            return frame["schedule"][row][:length] in literal
+        if schedules[row][:length] in literal or not prints:
+            return schedules[row][:length] in literal
+        prefix = tuple(zip(schedules[row][:length], prints[row][:length]))
         if prefix not in known:
-            known[prefix] = any(trace_prefix(prefix, list(zip(frame["schedule"][other], prints[other])))
-                                for other in holding)
+            known[prefix] = any(trace_prefix(prefix, list(zip(schedules[other], prints[other]))) for other in holding)
         return known[prefix]
 
     doomed = []
-    for row, (schedule, ok) in enumerate(zip(frame["schedule"], frame["ok"])):
+    for row, (schedule, ok) in enumerate(zip(schedules, oks)):
         if ok:
             doomed.append(-1)
             continue
