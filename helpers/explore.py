@@ -578,6 +578,7 @@ class Run:
         self.arrivals = []  # what may arrive now, as the lab server last said (Arrival)
         self.polls = {}  # (client, stream) -> its reads of the stream since a record last entered it
         self.walk = None  # the explorer's Walk when the clients' threads make its moves (play)
+        self.workers, self.unstarted = None, []  # play's: the clients not started yet, started one after the other
         self.ended = threading.Event()  # set by the thread that played the last move, or met a failure
         self.failure = None  # what the explorer's moves raised on a client's thread, raised again by play()
 
@@ -587,16 +588,29 @@ class Run:
         self.settle()
 
     def play(self, workers, walk):
-        """Start every client on its worker thread and let `walk` make the moves until the order ends: the thread of
-        the client that settles last makes them (the baton passes from client to client, so a client released next
-        goes on without a wake-up, and another is woken by the one before it, never through this thread)."""
-        self.walk = walk
-        workers.begin(self)
+        """Start the clients on their worker threads, one after the other, and let `walk` make the moves until the
+        order ends: each thread, once its client holds a request or has finished, starts the next client, or, when
+        all have started, makes the moves itself (the baton passes from client to client: a client released next goes
+        on without a wake-up, another is woken by the one before it, and this thread only once the order ends)."""
+        self.walk, self.workers = walk, workers
+        first, *self.unstarted = self.clients
+        workers.jobs[first].put(self)
         while not self.ended.wait(SLICE):
             with self.changed:
                 self.check_late()
         if self.failure is not None:
             raise self.failure
+
+    def take_turn(self, name):
+        """On `name`'s thread, once it holds a request or has finished and no other client runs: start the next client,
+        or make the explorer's moves (drive). True when `name` itself goes on."""
+        if not self.unstarted:
+            return self.drive(name)
+        starting = self.unstarted.pop(0)
+        with self.changed:
+            self.since[starting] = time.monotonic()
+        self.workers.jobs[starting].put(self)
+        return False
 
     def drive(self, name):
         """On `name`'s thread, once no client runs: the explorer's next moves; wake the client they let run, or tell
@@ -633,9 +647,9 @@ class Run:
             self.running.discard(name)
             self.exited += 1
             self.changed.notify_all()
-            driving = self.walk is not None and not self.running and not self.stopped
-        if driving:
-            self.drive(name)
+            turn = self.walk is not None and self.running == set(self.unstarted) and not self.stopped
+        if turn:
+            self.take_turn(name)
 
     def hold(self, name, request):
         """Called on the client's thread before each HTTP attempt: wait until the explorer releases it (when no other
@@ -648,8 +662,8 @@ class Run:
             self.held[name] = request
             self.running.discard(name)
             self.changed.notify_all()
-            driving = self.walk is not None and not self.running
-        if driving and self.drive(name):
+            turn = self.walk is not None and self.running == set(self.unstarted)
+        if turn and self.take_turn(name):
             return
         go.wait()
         if self.stopped:
