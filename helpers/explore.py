@@ -1126,7 +1126,7 @@ def refill_retry_quota(client):
 
 
 def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, faults=(), keys=None,
-                 watch_streams=True):
+                 watch_streams=True, max_stale=None):
     """Run one schedule: follow `prefix`, then always the first move possible that does not sleep; return (run,
     choices). run.blocked is True when every possible move slept (the run repeats a behaviour already run).
 
@@ -1137,7 +1137,8 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
     moves must be possible as when it was first run, or the scenario does not repeat itself. Choosing a read
     is two decisions: which client, then (asked of the server only then) which of the read's answers. The moves
     possible at a point, less those that sleep there (reduction.py), are tried in order; a sibling tried before the
-    one chosen sleeps below it until a move that does not commute with it is made.
+    one chosen sleeps below it until a move that does not commute with it is made. max_stale: once the run has given
+    that many reads an older answer than the newest, its reads get the newest only (explore says why).
     """
     start_state(reset, server)
     run = Run(clients, timeout, server, faults, metered=lab.kind == "embedded", keys=keys or Keys(lab.client),
@@ -1145,7 +1146,7 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
     choices = []
     try:
         with watched(run):
-            run.play(workers, Walk(run, prefix, choices))
+            run.play(workers, Walk(run, prefix, choices, max_stale))
         if run.blocked:
             run.stop()
             if server is not None:
@@ -1164,9 +1165,9 @@ class Walk:
     """The explorer's moves in one run: the prefix's, then the first possible that does not sleep (Run.play makes
     them on the clients' threads)."""
 
-    def __init__(self, run, prefix, choices):
-        self.run, self.prefix, self.choices = run, prefix, choices
-        self.sleep = []
+    def __init__(self, run, prefix, choices, max_stale=None):
+        self.run, self.prefix, self.choices, self.max_stale = run, prefix, choices, max_stale
+        self.sleep, self.stale = [], 0  # stale: the reads given an older answer than the newest so far
         self.last = None  # (step, footprint, sleep entries as they stood before it) of the move made last
 
     def next(self):
@@ -1179,7 +1180,8 @@ class Walk:
             run.deliver_unwatched()
             if not run.pending:
                 return None
-            chosen, tried = choose(run, self.prefix, self.choices, self.sleep)
+            chosen, tried = choose(run, self.prefix, self.choices, self.sleep,
+                                   newest_only=self.max_stale is not None and self.stale >= self.max_stale)
             if chosen is None:
                 run.blocked = True
                 return None
@@ -1187,6 +1189,7 @@ class Walk:
             sleeping = [(entry, every, run.footprint(entry, every)) for entry, every in self.sleep + tried
                         if transition(entry) != step]  # each as it stands now, before the move
             made, going = run.make(chosen, footprint)
+            self.stale += parse_move(chosen)[1] == "~"
             self.last = (made, footprint, sleeping)
             if going is not None:
                 return going
@@ -1201,16 +1204,18 @@ class Walk:
         self.run.prints.append(footprint)
 
 
-def choose(run, prefix, choices, sleep):
+def choose(run, prefix, choices, sleep, newest_only=False):
     """The next move (prefix's while it lasts) among those possible that do not sleep, and the sleep entries of the
-    siblings tried before it; (None, []) when every possible move sleeps."""
+    siblings tried before it; (None, []) when every possible move sleeps. newest_only: a read's older answers are
+    not possible."""
     possible = [move for move in worth_trying(run.moves(answers=False)) if not asleep(sleep, move)]
     if not possible:
         return None, []
     chosen = decide(tuple(possible), prefix, choices)
     tried = [(move, True) for move in possible[:possible.index(chosen)]]
     if chosen in run.held or batch_item(chosen) is not None:
-        answers = [move for move in run.answers(chosen) if not asleep(sleep, move, chosen)]
+        answers = [move for move in run.answers(chosen)
+                   if not asleep(sleep, move, chosen) and not (newest_only and parse_move(move)[1] == "~")]
         if not answers:
             return None, []
         chosen = decide(tuple(answers), prefix, choices)
@@ -1292,17 +1297,22 @@ def too_many(max_schedules, first_run):
     return TooManyOrders(
         f"This scenario has more than {max_schedules:,} possible orders (about {estimate:,} if every client always "
         f"made as many requests as in the first order: {per_client}). Use fewer clients or fewer requests per "
-        "client (3 clients of 2 requests each have 90 orders; 3 of 3 have 1,680), or pass a larger max_schedules.")
+        "client (3 clients of 2 requests each have 90 orders; 3 of 3 have 1,680), or pass a larger max_schedules (or "
+        "max_stale=1, for only the orders in which at most one read gets an older answer than the newest).")
 
 
 def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, timeout=CLIENT_TIMEOUT,
-            consistency=DEFAULT_CONSISTENCY, faults=()):
+            consistency=DEFAULT_CONSISTENCY, faults=(), max_stale=None):
     """Run every order in which the clients' requests can reach DynamoDB; one row per schedule.
 
     consistency="dynamodb" (on the lab server) also runs every answer DynamoDB's consistency allows each
     eventually consistent or index read, and every order in which a transaction's items become visible;
     consistency="strong" answers every read as if strongly consistent and applies each transaction at once.
     faults: ("lost_response", "crash") or either, to explore those faults too (see the module docstring).
+    max_stale: explore only the orders in which at most this many reads get an older answer than the newest the
+    model allows ("alice~1"), as CHESS bounds its preemptions: most mistakes show with one stale answer, and a
+    scenario with too many orders may have few enough with one. Orders that differ only by commuting moves give
+    their reads the same answers, so the bound holds for a behaviour, whichever of its orders is run.
 
     clients: {name: function of no arguments}; every request sent on its thread, through any DynamoDB client built in
     the kernel (the module docstring says which), is a step.
@@ -1326,7 +1336,8 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
-            run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults, keys, watch)
+            run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults, keys, watch,
+                                        max_stale)
             if not watch and STREAM_REQUESTS["seen"] != seen:  # a client reads a stream: start over, watching them
                 watch, rows, prints, prefix, first = True, [], [], [], None
                 continue

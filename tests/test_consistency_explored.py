@@ -14,7 +14,7 @@ import pytest
 
 from helpers import fresh_table
 from helpers.knobs import knobs
-from helpers.explore import WINDOW, Stepper, explore, item_move
+from helpers.explore import WINDOW, Stepper, explore, item_move, parse_move
 from helpers.labserver.consistency import STALE_READS
 
 TABLE = "p25-transactions"
@@ -240,6 +240,25 @@ def test_a_read_that_saw_a_write_may_then_miss_it_no_monotonic_reads(table):
     expected = model_outcomes([model_writer, model_reader], {"a": 0})
     assert outcomes(orders, "writer", "reader") == expected
     assert (None, (1, 0)) in expected, "the model allows a newer read then an older one"
+
+
+def test_max_stale_explores_exactly_the_orders_with_at_most_that_many_stale_answers(table):
+    def writer():
+        table.put_item(Item={**A, "balance": 1})
+
+    def reader():
+        return balance(table, A), balance(table, A)
+
+    def stale_answers(orders):
+        """How many reads got an older answer than the newest, per order."""
+        return [sum(parse_move(move)[1] == "~" for move in schedule) for schedule in orders["schedule"]]
+    clients, reset = {"writer": writer, "reader": reader}, start(table, a=0)
+    every, one, none = (explore(clients, reset, lambda _: True, max_stale=bound) for bound in (None, 1, 0))
+    assert (max(stale_answers(every)), max(stale_answers(one)), max(stale_answers(none))) == (2, 1, 0)
+    assert set(one["schedule"]) == {schedule for schedule, stale in zip(every["schedule"], stale_answers(every))
+                                    if stale <= 1}
+    assert outcomes(one, "writer", "reader") == outcomes(every, "writer", "reader"), "one stale read shows (1, 0)"
+    assert outcomes(none, "writer", "reader") == {(None, (0, 0)), (None, (0, 1)), (None, (1, 1))}
 
 
 def test_strongly_consistent_reads_are_never_stale(table):
