@@ -1083,8 +1083,8 @@ def one_cpu():
     """Keep this thread, and the threads it starts, on the CPU it runs on now, for the block (where the platform
     lets a thread be pinned: Linux). The explorer's threads take turns and never run at once, and a turn passed to a
     thread waiting on another CPU wakes that CPU (a slow wake-up in a virtual machine), while on one CPU it is a
-    context switch (measured on a two-CPU machine: an exploration of 3 racy clients took about a tenth less time);
-    the lab server keeps the other CPUs."""
+    context switch (measured on a two-CPU machine: an exploration of 3 racy clients took about a tenth less time).
+    The lab server's process is left where the system puts it: on the other CPUs while this one is busy."""
     allowed = os.sched_getaffinity(0) if hasattr(os, "sched_setaffinity") else None
     cpu = this_cpu() if allowed and len(allowed) > 1 else None
     if cpu is None:
