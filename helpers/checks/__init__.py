@@ -165,13 +165,13 @@ def held_in(orders, faults=(), consistency=explore.DEFAULT_CONSISTENCY):
 
 
 def bound_words(orders):
-    """', each with at most 2 stale answers (of more than 1,000 orders)' when an exploration ran only the orders
+    """', each with at most 2 stale answers, of more than 1,000 orders in all' when an exploration ran only the orders
     with at most STALE_BOUND reads answered older than the newest (explored); else ''."""
     bound = orders.attrs.get("max_stale")
     if bound is None:
         return ""
     answers = "stale answer" if bound == 1 else "stale answers"
-    return f", each with at most {bound} {answers} (of more than {orders.attrs['max_orders']:,} orders)"
+    return f", each with at most {bound} {answers}, of more than {orders.attrs['max_orders']:,} orders in all"
 
 
 def strong_words(consistency):
