@@ -536,7 +536,11 @@ class Workers:
     def begin(self, run):
         """Start every client of `run` on its thread."""
         for name in run.clients:
-            self.jobs[name].put(run)
+            self.start(run, name)
+
+    def start(self, run, name):
+        """Start `run`'s client `name` on its thread."""
+        self.jobs[name].put(run)
 
     def close(self):
         """Let the threads end once their current client returns, and wait up to a second for them."""
@@ -594,7 +598,7 @@ class Run:
         on without a wake-up, another is woken by the one before it, and this thread only once the order ends)."""
         self.walk, self.workers = walk, workers
         first, *self.unstarted = self.clients
-        workers.jobs[first].put(self)
+        workers.start(self, first)
         while not self.ended.wait(SLICE):
             with self.changed:
                 self.check_late()
@@ -609,7 +613,7 @@ class Run:
         starting = self.unstarted.pop(0)
         with self.changed:
             self.since[starting] = time.monotonic()
-        self.workers.jobs[starting].put(self)
+        self.workers.start(self, starting)
         return False
 
     def drive(self, name):
