@@ -80,7 +80,7 @@ def test_a_fresh_venv_installs_from_the_wheelhouse_with_no_index(wheelhouse, fre
                     "dynamodb-concurrency-lab-helpers", python=fresh_python)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     shown = pip("show", "--files", "dynamodb-concurrency-lab-helpers", python=fresh_python)
-    assert "Version: 0.1.0" in shown.stdout and "helpers/doctor.py" in shown.stdout
+    assert "Version: 0.1.0" in shown.stdout and "helpers/lab/doctor.py" in shown.stdout
 
 
 def test_what_the_wheelhouse_lacks_is_refused_not_fetched(wheelhouse, fresh_python):

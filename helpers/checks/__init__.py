@@ -20,12 +20,13 @@ import pandas as pd
 import plotly.graph_objects as go
 from botocore.exceptions import ClientError
 
-from .. import explore, plots
-from ..backend import connect
-from ..gate import GATED, Gate, attach as attach_gate
-from ..knobs import AS_WEAK_AS_DYNAMODB, knobs
-from ..trace import tracing
-from ..widgets import step_through
+from .. import explore
+from ..views import plots
+from ..lab.backend import connect
+from ..lab.gate import GATED, Gate, attach as attach_gate
+from ..lab.knobs import AS_WEAK_AS_DYNAMODB, knobs
+from ..lab.trace import tracing
+from ..views.widgets import step_through
 
 SIZES = (2, 5, 10, 20, 50)
 TRIES = 3
@@ -56,7 +57,7 @@ class Report:
 
     def __post_init__(self):
         """Record this run in the learner's progress file (helpers.progress)."""
-        from ..progress import record
+        from ..teaching.progress import record
         record(self)
 
     def __str__(self):

@@ -1,5 +1,5 @@
 """Checkers for notebook 22 (conditional writes)."""
-from ..tables import fresh_table
+from ..lab.tables import fresh_table
 from . import attack
 
 TABLE = "p22-conditional-writes"

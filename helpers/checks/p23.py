@@ -4,7 +4,7 @@ import time
 
 from botocore.exceptions import ClientError
 
-from ..tables import fresh_table
+from ..lab.tables import fresh_table
 from . import attack
 
 TABLE = "p23-optimistic-locking"

@@ -1,7 +1,7 @@
 """Checkers for notebook 24 (atomic counters)."""
 from decimal import Decimal
 
-from ..tables import fresh_table
+from ..lab.tables import fresh_table
 from . import CLIENT_NAMES, attack
 
 TABLE = "p24-atomic-counters"

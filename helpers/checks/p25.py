@@ -6,9 +6,9 @@ from decimal import Decimal
 from botocore.exceptions import ClientError
 
 from .. import explore
-from ..gate import is_conflict
-from ..tables import fresh_table
-from ..trace import tracing
+from ..lab.gate import is_conflict
+from ..lab.tables import fresh_table
+from ..lab.trace import tracing
 from . import STRONG, Scenario, attack, explored
 
 TABLE = "p25-transactions"

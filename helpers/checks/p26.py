@@ -2,7 +2,7 @@
 from boto3.dynamodb.conditions import Attr
 
 from ..explore import TooManyOrders
-from ..tables import fresh_table
+from ..lab.tables import fresh_table
 from . import attack, exhaustive, explored
 
 TABLE = "p26-unique-constraints"

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 
 from boto3.dynamodb.conditions import Attr, Key
 
-from ..backend import connect
-from ..knobs import knobs, set_knobs
-from ..tables import fresh_table
-from ..trace import plain
+from ..lab.backend import connect
+from ..lab.knobs import knobs, set_knobs
+from ..lab.tables import fresh_table
+from ..lab.trace import plain
 from . import TRIES, attack, run_at_once
 
 TABLE = "p27-idempotency-keys"

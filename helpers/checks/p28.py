@@ -5,9 +5,9 @@ from contextlib import nullcontext
 from boto3.dynamodb.conditions import Attr
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ..backend import connect
-from ..knobs import knobs, set_knobs
-from ..tables import fresh_table
+from ..lab.backend import connect
+from ..lab.knobs import knobs, set_knobs
+from ..lab.tables import fresh_table
 from . import CLIENT_NAMES, SIZES, attack, error_words
 
 TABLE = "p28-gsi-consistency"

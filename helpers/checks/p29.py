@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from ..tables import fresh_table
+from ..lab.tables import fresh_table
 from . import attack, error_words
 
 TABLE = "p29-distributed-locking"

@@ -1,8 +1,8 @@
 """Checker for notebook 33 (the isolation atlas): predict the row of a new access pattern, the explorer checks it."""
 import pandas as pd
 
-from .. import atlas
-from ..backend import connect
+from ..teaching import atlas
+from ..lab.backend import connect
 from . import Report
 
 EXERCISE = "query_row"

@@ -4,9 +4,9 @@ A global table here is made through DynamoDB's own API on the embedded lab serve
 MREC in us-east-1 and eu-west-1, MRSC in us-east-1 and us-west-2 with a witness in us-east-2. DynamoDB Local has no
 global tables, so the checkers need the lab server.
 """
-from .. import tables
-from ..backend import connect
-from ..trace import tracing
+from ..lab import tables
+from ..lab.backend import connect
+from ..lab.trace import tracing
 from . import Report, exhaustive
 
 BOOKINGS, STRONG_BOOKINGS = "p34-bookings", "p34-strong-bookings"

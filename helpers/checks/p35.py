@@ -3,10 +3,10 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from .. import explore
-from ..backend import connect
-from ..consumer import EventSourceMapping
-from ..tables import fresh_table
-from ..trace import tracing
+from ..lab.backend import connect
+from ..runs.consumer import EventSourceMapping
+from ..lab.tables import fresh_table
+from ..lab.trace import tracing
 from . import Report, as_weak_as, exhaustive, hidden_error
 
 PAYMENTS, TOTALS = "p35-payments", "p35-totals"

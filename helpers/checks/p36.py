@@ -15,9 +15,9 @@ from pynamodb.connection import Connection
 from pynamodb.exceptions import PutError
 from pynamodb.models import Model
 
-from ..backend import DUMMY_CREDENTIALS, connect
-from ..tables import fresh_table
-from ..trace import tracing
+from ..lab.backend import DUMMY_CREDENTIALS, connect
+from ..lab.tables import fresh_table
+from ..lab.trace import tracing
 from . import attack, error_words
 
 TABLE = "p36-libraries"

@@ -6,8 +6,8 @@ every run.
 """
 from boto3.dynamodb.conditions import Key
 
-from ..tables import fresh_table
-from ..trace import plain
+from ..lab.tables import fresh_table
+from ..lab.trace import plain
 from . import attack
 
 SEATS = "p30-seat-booking"

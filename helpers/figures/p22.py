@@ -1,7 +1,7 @@
 """Figures for notebook 22 (conditional writes): the wallet race, one panel per quantity."""
 from plotly.subplots import make_subplots
 
-from ..plots import COLOURS, counted, whole_ticks
+from ..views.plots import COLOURS, counted, whole_ticks
 
 
 def verdict_colours(broken):

@@ -1,7 +1,7 @@
 """Figures of notebook 27 (idempotency keys), built from the tables its cells compute."""
 import plotly.graph_objects as go
 
-from ..plots import COLOURS
+from ..views.plots import COLOURS
 
 
 def charges_label(n):

@@ -2,7 +2,7 @@
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..plots import COLOURS, counted
+from ..views.plots import COLOURS, counted
 
 WALLET_COLUMNS = ("balance after the race (from 100)", "race: paid out and recorded",
                   "withdrawals paid twice after a retry")

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 from botocore.exceptions import ClientError
 
-from .backend import BackendError, connect
-from .meter import metered
+from ..lab.backend import BackendError, connect
+from ..lab.meter import metered
 from .recorder import CallRecorder
-from .trace import tracing
+from ..lab.trace import tracing
 
 TABLE = "p24-atomic-counters"
 COUNTER = {"PK": "POST#hello-world", "SK": "STATS"}

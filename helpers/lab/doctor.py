@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MINIMUM_PYTHON = (3, 11)
 MINIMUM_FREE_GB = 1.0
 RACE_ATTEMPTS = 3

@@ -15,11 +15,11 @@ import plotly.graph_objects as go
 from botocore.exceptions import ClientError
 from IPython.display import display
 
-from . import explore
-from .consumer import streams_client
-from .tables import fresh_table, global_table
-from .trace import tracing
-from .widgets import FITTED_ROW_STYLE, StepThrough, fitted_row
+from ... import explore
+from ...runs.consumer import streams_client
+from ...lab.tables import fresh_table, global_table
+from ...lab.trace import tracing
+from ...views.widgets import FITTED_ROW_STYLE, StepThrough, fitted_row
 
 TABLE = "p33-isolation-atlas"
 STREAM_TABLE = "p33-atlas-stream"  # the stream row's: the same pair of items, in a table with a stream

@@ -30,7 +30,7 @@ def initialize_client_plugin(client):
     service = client.meta.service_model.service_name
     if lab is not None and service == "dynamodbstreams" and (
             same_place(client.meta.endpoint_url, lab.endpoint) or lab.kind == "aws"):
-        from . import explore
+        from .. import explore
         explore.install_hold(client)  # a stream consumer's requests are explored steps too
     if lab is None or service != "dynamodb":
         return
@@ -39,7 +39,7 @@ def initialize_client_plugin(client):
         client.meta.events.register("before-call.dynamodb", Elsewhere(endpoint, lab).refuse, unique_id="lab-elsewhere")
     elif same_place(endpoint, lab.endpoint) or lab.kind == "aws":
         backend.attach(client, lab)
-        from . import explore  # here, not above: a process without a lab (the lab server's) never loads pandas for it
+        from .. import explore  # here, not above: a process without a lab (the lab server's) never loads pandas for it
         explore.install_hold(client)
 
 

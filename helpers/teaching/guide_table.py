@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-GUIDE = Path(__file__).resolve().parent.parent / "docs" / "instructors.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "instructors.md"
 START = "<!-- make guide: table start -->"
 END = "<!-- make guide: table end -->"
 ROW = re.compile(r"^\| \[[^]]+\]\(\.\./notebooks/([^)]+)\) \| .*? \| ([^|]+?) \| (\d+) min \|$", re.M)

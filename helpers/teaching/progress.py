@@ -22,8 +22,8 @@ import pandas as pd
 import platformdirs
 
 PATH_VARIABLE = "DYNAMODB_LAB_PROGRESS"
-CHECKS = Path(__file__).resolve().parent / "checks"
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+CHECKS = Path(__file__).resolve().parents[1] / "checks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 IMPORTS = re.compile(r"from helpers\.checks\.(\w+) import (\([^)]*\)|[\w, ]+)")
 COLUMNS = ["notebook", "exercise", "status", "attempts", "latest result", "last run", "solution cell ran"]
 SOLUTION_SUFFIX = "_solution"

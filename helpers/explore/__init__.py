@@ -98,8 +98,8 @@ from math import factorial, prod
 import pandas as pd
 from botocore.exceptions import ClientError
 
-from . import labhttp, trace
-from .backend import connect
+from ..lab import labhttp, trace
+from ..lab.backend import connect
 from .reduction import EVERYTHING, STREAM_RECORDS, Footprint, Keys, asleep, commute, overlap, wake
 
 CLIENT_TIMEOUT = 10

@@ -71,7 +71,7 @@ import boto3
 import pandas as pd
 from botocore.exceptions import ClientError
 
-from .explore import Crashed, choice_point
+from ..explore import Crashed, choice_point
 
 MAX_BATCH_SIZE = 10_000
 MAX_RETRIES = 10_000

@@ -9,7 +9,7 @@ from . import labhttp
 from .backend import LAB_TAG, connect
 from .trace import plain, tracing
 
-DEFINITIONS = Path(__file__).resolve().parent.parent / "data" / "tables.json"
+DEFINITIONS = Path(__file__).resolve().parents[2] / "data" / "tables.json"
 TABLES_PATH = "/lab/tables"  # the lab server's (helpers/labserver/fresh.py)
 TABLE_CLASSES = {}  # id of a boto3 resource -> (the resource, the Table class boto3 built for it)
 

@@ -6,8 +6,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .explore import FAULT_WORDS, batch_item, describe, parse_move
-from .races import clobbers
+from ..explore import FAULT_WORDS, batch_item, describe, parse_move
+from ..runs.races import clobbers
 
 WEBGL_FROM = 1_000
 CONNECT_UP_TO = 400

@@ -13,9 +13,11 @@ from IPython import get_ipython
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import display
 
-from . import explore, plots, races
-from .backend import BackendError, connect
-from .knobs import AS_WEAK_AS_DYNAMODB, knobs
+from .. import explore
+from . import plots
+from ..runs import races
+from ..lab.backend import BackendError, connect
+from ..lab.knobs import AS_WEAK_AS_DYNAMODB, knobs
 
 # ipywidgets marks a view whose kernel connection closed (a restarted kernel) with this class; the panel says so.
 # The style is the panel's last child, so the panel's text form (what nbval compares) starts as before.
