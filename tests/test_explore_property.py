@@ -1,7 +1,7 @@
 """The explorer is complete: on small random scenarios it finds exactly the outcomes DynamoDB's documents allow.
 
 Hypothesis draws scenarios of 2-3 clients making 1-3 requests each over 1-3 items; each is explored for real
-(helpers/explore.py against the lab server, consistency="dynamodb") and enumerated by a brute-force model written
+(helpers/explore/ against the lab server, consistency="dynamodb") and enumerated by a brute-force model written
 here from DynamoDB's documents alone, sharing nothing with the lab, not even its bounds (no STALE_STEPS, no WINDOW):
 
 - Each item has a leader and two followers (DynamoDB's three copies; "leader" as in DynamoDB's USENIX ATC 2022

@@ -17,7 +17,7 @@ not of the move, so a write refused before the last item may still be run once f
 two sign-ups with a sentinel: 3 behaviours cancelled in flight, where one per sign-up first would be 2).
 
 A DynamoDB Streams request reads a stream: GetRecords (and GetShardIterator, but at TRIM_HORIZON) the records it
-holds, which a record entering it changes (an "arrival", helpers/explore.py); DescribeStream, ListStreams and
+holds, which a record entering it changes (an "arrival", helpers/explore/); DescribeStream, ListStreams and
 GetShardIterator at TRIM_HORIZON only its shards, which no arrival changes. Explored on the lab server's model, a
 write only puts records on their way, which no read of a stream sees: it commutes with them (elsewhere a write's
 record enters at once, so the explorer takes a read of a stream to touch everything). Two arrivals on one stream do

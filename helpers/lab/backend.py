@@ -25,7 +25,7 @@ LAB_TABLE_PATTERN = re.compile(r"^p\d\d-[a-z0-9-]+$")
 LAB_TAG = {"Key": "created-by", "Value": "dynamodb-concurrency-lab"}
 DUMMY_CREDENTIALS = {"aws_access_key_id": "lab", "aws_secret_access_key": "lab", "region_name": "us-east-1"}
 PLUGINS_VARIABLE = "BOTOCORE_EXPERIMENTAL__PLUGINS"
-LAB_PLUGIN = "dynamodb_lab=helpers.clients"
+LAB_PLUGIN = "dynamodb_lab=helpers.lab.clients"
 CLIENT_CONFIG = Config(max_pool_connections=64, retries={"mode": "standard", "max_attempts": 3},
                        connect_timeout=3, read_timeout=30)
 
@@ -221,7 +221,7 @@ def attach(client, lab):
 
 
 def every_client_attached():
-    """Make botocore call helpers.clients for each client built in this kernel from now on (its client plugins,
+    """Make botocore call helpers.lab.clients for each client built in this kernel from now on (its client plugins,
     BOTOCORE_EXPERIMENTAL__PLUGINS), so a library's own DynamoDB client gets the lab's hooks too."""
     plugins = [plugin for plugin in os.environ.get(PLUGINS_VARIABLE, "").split(",") if plugin.strip()]
     if LAB_PLUGIN not in plugins:

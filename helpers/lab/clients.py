@@ -3,7 +3,7 @@
 PynamoDB's connection, Powertools' persistence layer or a lock client build their own botocore client. Once
 `connect()` has run, botocore calls `initialize_client_plugin` for each client built afterwards (botocore's client
 plugins, named in BOTOCORE_EXPERIMENTAL__PLUGINS), and a DynamoDB client gets what the lab's own client has: its
-requests in the transcript, the gate of `run_at_once`, the explorer's hold (helpers/explore.py: a request sent on a
+requests in the transcript, the gate of `run_at_once`, the explorer's hold (helpers/explore/: a request sent on a
 client function's thread is that client's step, whichever botocore client sends it), the watch on the embedded
 server and, on AWS, the guard of tables the lab did not create (a client of another Region too). A DynamoDB Streams
 client of the lab's backend gets the explorer's hold alone (a stream consumer's requests are steps). A client built in a
