@@ -45,6 +45,7 @@ bench: $(TEST_INSTALLED)
 	$(BIN)/python tests/bench_throughput.py
 	$(BIN)/python tests/bench_races.py
 	$(BIN)/python tests/bench_explore.py
+	$(BIN)/python tests/bench_verdicts.py
 
 doctor: $(LAB_INSTALLED)
 	$(BIN)/python -m helpers.doctor

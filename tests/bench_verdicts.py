@@ -1,0 +1,110 @@
+"""`make bench` (or `python tests/bench_verdicts.py 25 28` for some notebooks): how long a learner waits for each checker's verdict, on the notebooks' own answers.
+
+Every `check_X(answer)` call of every notebook is run again here with the answer as the notebook defines it (its
+imports, functions and constants, nothing else), three times; the median is set beside the budget: a failing verdict
+within 5 s, a passing one within 10 s (the time a learner in a workshop keeps attempting). A call whose verdict is not
+the one the notebook's stored output shows is listed as not reproduced rather than timed: the answer needs more of its
+notebook than its functions. Timings swing with the machine's load, printed with the table; nothing here is asserted.
+"""
+import ast
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("DYNAMODB_LAB_PROGRESS", str(Path(tempfile.mkdtemp()) / "progress.json"))
+
+from helpers import tracing  # noqa: E402  (after the progress file is set: checkers record their runs)
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+BUDGET = {"FAIL": 5.0, "PASS": 10.0}
+RUNS = 3
+CALL = re.compile(r"^\s*(?:\w+\s*=\s*)?(check_\w+)\(([\w, .\-]*)\)\s*$", re.M)
+
+
+def definitions(cells):
+    """The notebook's imports, functions and UPPER_CASE constants, run in one namespace."""
+    namespace = {}
+    for source in cells:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        body = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef))
+                or isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets)]
+        try:
+            exec(compile(ast.Module(body=body, type_ignores=[]), "<notebook>", "exec"), namespace)
+        except Exception:  # a constant computed from the lab's state: the calls that need it are not reproduced
+            continue
+    return namespace
+
+
+def stored_verdict(cell):
+    """PASS or FAIL, as the cell's stored output says, or None."""
+    text = json.dumps(cell.get("outputs", []))
+    verdicts = re.findall(r"\b(PASS|FAIL)\b", text)
+    return verdicts[0] if verdicts else None
+
+
+def calls():
+    """(notebook, call text, checker name, argument texts, stored verdict, namespace) for every checker call."""
+    found = []
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        cells = [cell for cell in json.loads(path.read_text())["cells"] if cell["cell_type"] == "code"]
+        sources = ["\n".join(line for line in "".join(cell["source"]).splitlines() if not line.lstrip().startswith("%"))
+                   for cell in cells]
+        if not any(CALL.search(source) for source in sources):
+            continue
+        namespace = definitions(sources)
+        for cell, source in zip(cells, sources):
+            for checker, arguments in CALL.findall(source):
+                found.append((path.stem[:2], f"{checker}({arguments})", checker,
+                              [argument.strip() for argument in arguments.split(",") if argument.strip()],
+                              stored_verdict(cell), namespace))
+    return found
+
+
+def verdict_and_time(namespace, checker, arguments):
+    """(PASS or FAIL, seconds) of one checker call, or (the error's words, None)."""
+    try:
+        values = [eval(argument, namespace) for argument in arguments]  # noqa: S307  (the notebook's own names)
+        start = time.perf_counter()
+        with tracing(False):
+            report = namespace[checker](*values)
+        return ("PASS" if report.passed else "FAIL"), time.perf_counter() - start
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"[:60], None
+
+
+def main(only=()):
+    """Print the verdict table, one row per checker call (of the notebooks numbered in `only`, if given)."""
+    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
+    print(f"{'nb':<3} {'call':<46} {'verdict':<7} {'median':>8} {'budget':>7}  within")
+    within = total = 0
+    for notebook, call, checker, arguments, stored, namespace in calls():
+        if only and notebook not in only:
+            continue
+        times, verdict = [], None
+        for _ in range(RUNS):
+            verdict, seconds = verdict_and_time(namespace, checker, arguments)
+            if seconds is None or verdict != stored:
+                break
+            times.append(seconds)
+        if len(times) < RUNS:
+            print(f"{notebook:<3} {call[:46]:<46} not reproduced: {verdict} (the notebook shows {stored})")
+            continue
+        median = statistics.median(times)
+        total += 1
+        within += median <= BUDGET[verdict]
+        print(f"{notebook:<3} {call[:46]:<46} {verdict:<7} {median:>7.1f}s {BUDGET[verdict]:>6.0f}s  "
+              f"{'yes' if median <= BUDGET[verdict] else 'NO'}")
+        sys.stdout.flush()
+    print(f"{within} of {total} verdicts within budget; load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
