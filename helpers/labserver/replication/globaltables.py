@@ -106,11 +106,11 @@ from contextlib import contextmanager
 from moto.core.utils import unix_time
 from moto.dynamodb.models import dynamodb_backends
 
-from .answers import error
-from .capacity import item_size, write_units
+from ..rules.answers import error
+from ..accounting.capacity import item_size, write_units
 from . import streamlog
-from .consistency import key_label, key_of, store, written_keys
-from .partiql import STATEMENT_TABLE, unquoted
+from ..model.consistency import key_label, key_of, store, written_keys
+from ..rules.partiql import STATEMENT_TABLE, unquoted
 from .regions import find_table, here
 
 VERSION = "2019.11.21"

@@ -33,8 +33,8 @@ import time
 
 from moto.dynamodb.exceptions import TransactionCanceledException
 
-from . import streamlog
-from .regions import find_table  # noqa: F401  (the lab's modules find tables through the knobs' module)
+from ..replication import streamlog
+from ..replication.regions import find_table  # noqa: F401  (the lab's modules find tables through the knobs' module)
 
 MAX_SECONDS = 10
 MAX_LOST = 100

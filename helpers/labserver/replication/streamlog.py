@@ -72,7 +72,7 @@ from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.models.table import Table
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 
-from .capacity import item_size
+from ..accounting.capacity import item_size
 
 ITERATOR_LIFETIME = 15 * 60  # seconds: "A shard iterator expires 15 minutes after it is returned to the requester"
 MAX_RECORDS = 1000  # GetRecords: "The upper limit is 1000"

@@ -25,14 +25,15 @@ from moto.core.model_instances import model_data  # noqa: E402
 from moto.core.request import Request  # noqa: E402  (moto reads the variable above at import)
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler  # noqa: E402
 
-from . import fidelity, regions, streamlog  # noqa: E402
-from .consistency import (BATCH_ITEM_HEADER, BATCH_READ_HEADER, CHOICE_HEADER, ChoiceError, Model, only_item,  # noqa: E402
-                          step_client)
-from .fresh import TABLES_PATH, Made  # noqa: E402
-from .globaltables import REPLICATION  # noqa: E402
+from .. import fidelity  # noqa: E402
+from ..accounting.metering import METRICS_PATH, Meter  # noqa: E402
+from ..model.consistency import (BATCH_ITEM_HEADER, BATCH_READ_HEADER, CHOICE_HEADER, ChoiceError, Model,  # noqa: E402
+                                 only_item, step_client)
+from ..model.fresh import TABLES_PATH, Made  # noqa: E402
+from ..model.knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
+from ..replication import regions, streamlog  # noqa: E402
+from ..replication.globaltables import REPLICATION  # noqa: E402
 from .handler import FastDynamoHandler, request_identity  # noqa: E402
-from .knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
-from .metering import METRICS_PATH, Meter  # noqa: E402
 from .together import LET_IN_HEADER, TOGETHER_HEADER, Doors  # noqa: E402
 
 JSON_TYPE = "application/x-amz-json-1.0"
