@@ -4,7 +4,7 @@ The hooks (before, rewrite, corrected, after, failure) run under the engine lock
 consistent. Each rule is one DynamoDB behaviour that moto (5.2) lacks or answers with an InternalServerError; this is
 the one place where such requests get DynamoDB's documented answer, and tests/contract/ holds the lab server and
 DynamoDB to the same answers. The tables below say which rules apply to which operation and when; the rules live
-in modules grouped by what they check:
+in modules grouped by what they check (in rules/, but globaltables and streams in replication/):
 
 - answers: DynamoDB's error answer, required members and JSON types against its API model;
 - keys: keys against their table's key schema;
@@ -18,7 +18,7 @@ in modules grouped by what they check:
   replicated, what MRSC refuses);
 - items: Query's Limit, and item operations' results (UPDATED_NEW / UPDATED_OLD, AttributesToGet);
 - partiql: PartiQL statements;
-- streams: StreamSpecification on CreateTable and UpdateTable (the streams themselves are streamlog.py's);
+- streams: StreamSpecification on CreateTable and UpdateTable (the streams themselves are replication/streamlog.py's);
 - exports: exports and imports.
 """
 from functools import partial
@@ -202,8 +202,8 @@ def failure(params, failed, streams_operation=None):
 
 
 def streams_failure(operation, params, failed):
-    """DynamoDB Streams' answer for a request the streams engine (streamlog.py) failed on: a required member left
-    out, as DynamoDB's validation words it; SerializationException for a member of the wrong JSON type; else
+    """DynamoDB Streams' answer for a request the streams engine (replication/streamlog.py) failed on: a required member
+    left out, as DynamoDB's validation words it; SerializationException for a member of the wrong JSON type; else
     InternalServerError."""
     model = get_service_model("dynamodbstreams")
     if operation in model.operation_names:

@@ -1,11 +1,11 @@
 """The embedded lab server: moto's DynamoDB engine behind a real HTTP server, one request at a time.
 
-Besides DynamoDB's protocol (POST /, the X-Amz-Target header naming the operation), it answers the
-DynamoDB Streams protocol (targets DynamoDBStreams_20120810.*) and GET, POST and DELETE on /lab/knobs:
-the teaching knobs (helpers/labserver/knobs.py), which DynamoDB's protocol never uses, and GET and DELETE on
-/lab/metrics: the meter (helpers/labserver/metering.py), and POST on /lab/tables: a table emptied in place where
-dropping and creating it again would leave the same table (helpers/labserver/fresh.py). Header names are
-looked up case-insensitively, as HTTP defines them, whatever case a client sends.
+Besides DynamoDB's protocol (POST /, the X-Amz-Target header naming the operation), it answers the DynamoDB Streams
+protocol (targets DynamoDBStreams_20120810.*) and GET, POST and DELETE on /lab/knobs: the teaching knobs
+(helpers/labserver/model/knobs.py), which DynamoDB's protocol never uses, and GET and DELETE on /lab/metrics: the meter
+(helpers/labserver/accounting/metering.py), and POST on /lab/tables: a table emptied in place where dropping and
+creating it again would leave the same table (helpers/labserver/model/fresh.py). Header names are looked up
+case-insensitively, as HTTP defines them, whatever case a client sends.
 """
 import json
 import os
@@ -200,8 +200,8 @@ class Engine:
                                    "items_trailing": len(model.histories), "arrivals": arrivals()}
 
     def tables_request(self, method, body):
-        """POST {"empty": CreateTable's arguments, "region": the client's} on /lab/tables (fresh.py): (status, JSON
-        answer)."""
+        """POST {"empty": CreateTable's arguments, "region": the client's} on /lab/tables (model/fresh.py): (status,
+        JSON answer)."""
         if method != "POST":
             return HTTPStatus.METHOD_NOT_ALLOWED, {"message": f"{TABLES_PATH} answers POST only"}
         request = request_object(body)
@@ -226,7 +226,7 @@ class Engine:
     def apply(self, url, headers, body, target, params, metered=True):
         """Apply one request with moto (the caller holds the engine lock): (status, headers, body bytes).
 
-        The meter bills it (metering.py): what it touches is read before, what it consumed counted after; not
+        The meter bills it (accounting/metering.py): what it touches is read before, what it consumed counted after; not
         when `metered` is False (the explorer asking which answers a read may get, which DynamoDB never sees).
         """
         self.made.applying(target)

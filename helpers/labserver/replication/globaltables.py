@@ -73,7 +73,7 @@ the condition expression against the version of the item in the Region").
   may differ from the source's; last writer wins on arrival, so an older write arriving after a newer one changes
   nothing). The explorer applies one request at a time, so the timestamps'
   order is the order it applied the writes in. An arrival is stored in the replica's leader, as a write made there
-  would be; the consistency model's followers (consistency.py) do not trail it. On an MRSC table a PutItem,
+  would be; the consistency model's followers (model/consistency.py) do not trail it. On an MRSC table a PutItem,
   UpdateItem or DeleteItem is in flight from the moment it is applied in its Region until the explorer acknowledges
   it (a move of its client's, as the last item of a transaction is: "Item changes in an MRSC global table replica are
   synchronously replicated to at least one other Region before the write operation returns a successful response",
