@@ -1,5 +1,5 @@
 """The consistency model (copies that trail, transactions in phases, lagging indexes), the teaching knobs, fresh tables.
 
-May import: replication's regions and streamlog only (which Region a request is in, its stream records); they import
-nothing of model, but replication's globaltables and streams import model back: the one pair that import each other.
+May import: replication's regions and streamlog only (a request's Region, its stream records), which import no model;
+replication's globaltables and streams import model back: the one pair of subpackages that import each other.
 """

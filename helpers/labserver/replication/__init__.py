@@ -1,5 +1,5 @@
 """Regions and streams: the Region a request is in, global tables' replicas, DynamoDB Streams' records and settings.
 
-May import: accounting, rules, model. Model imports two modules back (regions, streamlog), which import nothing of
-model: globaltables and streams above them use model (consistency's store, knobs' find_table). See model.
+May import: accounting, rules, model. Model and replication import each other (the one such pair): globaltables and
+streams use model (consistency's store, knobs' find_table), and model uses regions and streamlog, which import no model.
 """
