@@ -23,6 +23,13 @@ OLD_PATHS = {
     **{f"helpers.{name}": f"helpers.views.{name}" for name in ("plots", "widgets")},
     **{f"helpers.{name}": f"helpers.teaching.{name}" for name in ("atlas", "guide_table", "progress")},
     "helpers.reduction": "helpers.explore.reduction",
+    **{f"helpers.labserver.{name}": f"helpers.labserver.{package}.{name}" for package, names in (
+        ("protocol", ("handler", "server", "together")),
+        ("replication", ("globaltables", "regions", "streamlog", "streams")),
+        ("accounting", ("capacity", "metering")),
+        ("rules", ("answers", "batches", "exports", "expressions", "items", "keys", "legacy", "partiql", "tables",
+                   "transactions", "values")),
+        ("model", ("consistency", "fresh", "knobs"))) for name in names},
 }
 
 

@@ -6,7 +6,7 @@ update in 100 of 100 runs and ADD is exact in 100 of 100; a 50-thread, 10,000-op
 median of several runs, since a shared machine is noisy; and how far apart the checkers' stress stage sends the
 first requests of 50 calls released together, beside the median time one request takes (goal: the spread below it):
 the threads cannot send at one instant, so the lab server holds the group until all of it has arrived and lets it
-in at once (helpers/labserver/together.py).
+in at once (helpers/labserver/protocol/together.py).
 """
 import statistics
 import sys

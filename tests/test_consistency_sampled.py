@@ -1,6 +1,6 @@
 """The consistency knobs, sampled over HTTP: stale default reads, transactions that stay ongoing, lagging indexes.
 
-Each test shows a behaviour DynamoDB documents (helpers/labserver/consistency.py quotes the sentences), and that
+Each test shows a behaviour DynamoDB documents (helpers/labserver/model/consistency.py quotes the sentences), and that
 strongly consistent reads and conditions never see less than every successful write.
 """
 import threading

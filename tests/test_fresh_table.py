@@ -1,6 +1,6 @@
 """fresh_table before every order a checker explores costs one request where dropping and creating the table would leave
-the same table: the lab server empties it in place (helpers/labserver/fresh.py). Anything more than its items changed,
-or asked for otherwise, and the table is dropped and made again, as before."""
+the same table: the lab server empties it in place (helpers/labserver/model/fresh.py). Anything more than its items
+changed, or asked for otherwise, and the table is dropped and made again, as before."""
 import json
 
 import boto3

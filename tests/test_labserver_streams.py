@@ -1,5 +1,5 @@
-"""DynamoDB Streams through boto3's dynamodbstreams client: which writes make records, what a record holds, the
-iterator types, and a stream disabled and enabled again, as DynamoDB documents them (helpers/labserver/streamlog.py
+"""DynamoDB Streams through boto3's dynamodbstreams client: which writes make records, what a record holds, the iterator
+types, and a stream disabled and enabled again, as DynamoDB documents them (helpers/labserver/replication/streamlog.py
 and streams.py cite the pages)."""
 import boto3
 import pytest

@@ -1,8 +1,8 @@
 """Checkers for notebook 34 (global tables), and the global tables the notebook and the checkers make.
 
-A global table here is made through DynamoDB's own API on the embedded lab server (helpers/labserver/globaltables.py):
-MREC in us-east-1 and eu-west-1, MRSC in us-east-1 and us-west-2 with a witness in us-east-2. DynamoDB Local has no
-global tables, so the checkers need the lab server.
+A global table here is made through DynamoDB's own API on the embedded lab server
+(helpers/labserver/replication/globaltables.py): MREC in us-east-1 and eu-west-1, MRSC in us-east-1 and us-west-2 with
+a witness in us-east-2. DynamoDB Local has no global tables, so the checkers need the lab server.
 """
 from ..lab import tables
 from ..lab.backend import connect

@@ -3,16 +3,16 @@
 Its hooks sit on every boto3 client the lab builds (helpers.backend), and on any other client a run's calls are
 given (helpers.checks.install_gate). They do nothing outside a run: only a thread that run_at_once started carries a
 gate. On the lab server the gate also marks each first request as one of a group, which the server lets in only
-once the whole group has arrived (helpers/labserver/together.py): threads cannot send at one instant, the server can
-let their requests in at one. The gate also notes whether each call's last answer was a transaction conflict, so
-that a checker can tell a call that gave up on a conflict from one that failed.
+once the whole group has arrived (helpers/labserver/protocol/together.py): threads cannot send at one instant, the
+server can let their requests in at one. The gate also notes whether each call's last answer was a transaction
+conflict, so that a checker can tell a call that gave up on a conflict from one that failed.
 """
 import threading
 import time
 import uuid
 
 GATE_ID = "lab-gate"
-TOGETHER_HEADER = "X-Lab-Together"  # read by helpers/labserver/together.py (not imported: it would load moto here)
+TOGETHER_HEADER = "X-Lab-Together"  # read by helpers/labserver/protocol/together.py (not imported: it loads moto)
 LET_IN_HEADER = "X-Lab-Let-In"
 
 GATED = threading.local()  # on a run_at_once thread: .gate (its Gate) and .call (its call's number)

@@ -10,7 +10,7 @@ from .backend import LAB_TAG, connect
 from .trace import plain, tracing
 
 DEFINITIONS = Path(__file__).resolve().parents[2] / "data" / "tables.json"
-TABLES_PATH = "/lab/tables"  # the lab server's (helpers/labserver/fresh.py)
+TABLES_PATH = "/lab/tables"  # the lab server's (helpers/labserver/model/fresh.py)
 TABLE_CLASSES = {}  # id of a boto3 resource -> (the resource, the Table class boto3 built for it)
 
 # Tables show every cell in full: a step cut short ("alice: UpdateI...") hides what the row is about.
@@ -49,7 +49,7 @@ def recreate_table(lab, name, spec):
     (CreateTable's KeySchema, AttributeDefinitions and indexes); return once DynamoDB has it ready.
 
     On the lab server, one request empties the table instead when dropping and creating it again would leave the same
-    table (helpers/labserver/fresh.py says when): a checker does this before every order it explores."""
+    table (helpers/labserver/model/fresh.py says when): a checker does this before every order it explores."""
     client = lab.client
     arguments = {"TableName": name, "BillingMode": "PAY_PER_REQUEST", "Tags": [LAB_TAG], **spec}
     if lab.kind == "embedded" and emptied(lab, arguments):

@@ -6,7 +6,7 @@ import sys
 import threading
 
 from . import fidelity
-from .server import make_server
+from .protocol.server import make_server
 
 
 def exit_when_parent_leaves():

@@ -4,7 +4,7 @@ The hooks (before, rewrite, corrected, after, failure) run under the engine lock
 consistent. Each rule is one DynamoDB behaviour that moto (5.2) lacks or answers with an InternalServerError; this is
 the one place where such requests get DynamoDB's documented answer, and tests/contract/ holds the lab server and
 DynamoDB to the same answers. The tables below say which rules apply to which operation and when; the rules live
-in modules grouped by what they check:
+in modules grouped by what they check (in rules/, but globaltables and streams in replication/):
 
 - answers: DynamoDB's error answer, required members and JSON types against its API model;
 - keys: keys against their table's key schema;
@@ -18,36 +18,37 @@ in modules grouped by what they check:
   replicated, what MRSC refuses);
 - items: Query's Limit, and item operations' results (UPDATED_NEW / UPDATED_OLD, AttributesToGet);
 - partiql: PartiQL statements;
-- streams: StreamSpecification on CreateTable and UpdateTable (the streams themselves are streamlog.py's);
+- streams: StreamSpecification on CreateTable and UpdateTable (the streams themselves are replication/streamlog.py's);
 - exports: exports and imports.
 """
 from functools import partial
 
 from moto.core.responses import get_service_model
 
-from .answers import (SERIALIZATION, UNKNOWN_OPERATION, error, first_answer, members_missing, operation_names,
-                      required_members, type_mismatch)
-from .batches import at_most_25_writes, each_key_once, gets_not_empty, writes_not_empty
-from .exports import resource_found
-from .globaltables import (no_transactions_on_strong, no_ttl_on_strong, replica_deleted, replicas_described,
-                           replicas_updated, replicated, strong_replica_kept)
-from .expressions import (KEYS_FILTER_PROJECTION, UNPARSABLE_CONDITION, UPDATE_CONDITION, UPDATE_CONDITION_VALUES,
-                          condition_syntax, expressions_not_empty, filter_syntax_worded, projections_parse,
-                          values_defined, values_used)
-from .items import attributes_to_get, limit_positive, only_updated_attributes
-from .keys import (WRITE_KEYS_MATCH_SCHEMA, batch_keys_match_schema, item_keys_not_empty, key_matches_schema,
-                   transaction_keys_match_schema, transaction_keys_not_empty)
-from .legacy import attribute_updates_spare_the_key, expected_translated, one_kind_of_parameters
-from .partiql import (each_statement_inlined, each_statement_well_formed, enough_parameters,
-                      no_returning_in_transaction, parameters_inlined, statement_not_empty, statement_tables_exist,
-                      statement_well_formed, statements_not_empty)
-from .streams import created_stream_fits, stream_change_fits
-from .tables import (index_updates_fit, local_indexes_share_the_key, table_name_valid, table_status_said,
-                     throughput_changes, ttl_attribute_named, ttl_table_exists)
-from .transactions import (at_least_one_action, at_most_4_mb, at_most_100_actions, each_get_names_a_get,
-                           each_write_names_an_operation, one_get_per_item, remember_token, replayed_token,
-                           token_length_fits, undefined_values_worded)
-from .values import batch_items_stored, batch_keys_stored, item_stored, members_canonical, transaction_items_stored
+from .replication.globaltables import (no_transactions_on_strong, no_ttl_on_strong, replica_deleted,
+                                       replicas_described, replicas_updated, replicated, strong_replica_kept)
+from .replication.streams import created_stream_fits, stream_change_fits
+from .rules.answers import (SERIALIZATION, UNKNOWN_OPERATION, error, first_answer, members_missing, operation_names,
+                            required_members, type_mismatch)
+from .rules.batches import at_most_25_writes, each_key_once, gets_not_empty, writes_not_empty
+from .rules.exports import resource_found
+from .rules.expressions import (KEYS_FILTER_PROJECTION, UNPARSABLE_CONDITION, UPDATE_CONDITION,
+                                UPDATE_CONDITION_VALUES, condition_syntax, expressions_not_empty, filter_syntax_worded,
+                                projections_parse, values_defined, values_used)
+from .rules.items import attributes_to_get, limit_positive, only_updated_attributes
+from .rules.keys import (WRITE_KEYS_MATCH_SCHEMA, batch_keys_match_schema, item_keys_not_empty, key_matches_schema,
+                         transaction_keys_match_schema, transaction_keys_not_empty)
+from .rules.legacy import attribute_updates_spare_the_key, expected_translated, one_kind_of_parameters
+from .rules.partiql import (each_statement_inlined, each_statement_well_formed, enough_parameters,
+                            no_returning_in_transaction, parameters_inlined, statement_not_empty,
+                            statement_tables_exist, statement_well_formed, statements_not_empty)
+from .rules.tables import (index_updates_fit, local_indexes_share_the_key, table_name_valid, table_status_said,
+                           throughput_changes, ttl_attribute_named, ttl_table_exists)
+from .rules.transactions import (at_least_one_action, at_most_4_mb, at_most_100_actions, each_get_names_a_get,
+                                 each_write_names_an_operation, one_get_per_item, remember_token, replayed_token,
+                                 token_length_fits, undefined_values_worded)
+from .rules.values import (batch_items_stored, batch_keys_stored, item_stored, members_canonical,
+                           transaction_items_stored)
 
 INVALID_TIMESTAMP = "Invalid timestamp"
 operation_in_progress = None  # the DynamoDB operation being applied, which failure() reads the request's shape of
@@ -201,8 +202,8 @@ def failure(params, failed, streams_operation=None):
 
 
 def streams_failure(operation, params, failed):
-    """DynamoDB Streams' answer for a request the streams engine (streamlog.py) failed on: a required member left
-    out, as DynamoDB's validation words it; SerializationException for a member of the wrong JSON type; else
+    """DynamoDB Streams' answer for a request the streams engine (replication/streamlog.py) failed on: a required member
+    left out, as DynamoDB's validation words it; SerializationException for a member of the wrong JSON type; else
     InternalServerError."""
     model = get_service_model("dynamodbstreams")
     if operation in model.operation_names:

@@ -1,7 +1,7 @@
 """Requests let in together: the checkers' "released together" made exact at the server.
 
 Threads on one machine cannot send many requests at the same instant: after the client-side gate
-(helpers/gate.py) opens, each thread still prepares and writes its request in turn, so 50 first requests leave
+(helpers/lab/gate.py) opens, each thread still prepares and writes its request in turn, so 50 first requests leave
 over longer than one request takes. A request carrying `X-Lab-Together: <group> <count>` is therefore held here
 until `count` requests of its group have arrived (or WAIT_AT_MOST seconds have passed), and all are then let in
 at once, to meet DynamoDB's item in whatever order the server's threads reach it, as concurrent requests do.

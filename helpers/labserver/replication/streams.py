@@ -10,8 +10,8 @@ refused to disable), and the CreateTable pair in its catalogue of messages. moto
 had a stream (ResourceInUseException, "Cannot enable stream"), accepted disabling one that has none, and took an
 enabled stream without a StreamViewType.
 """
-from .answers import error
-from .knobs import find_table
+from ..rules.answers import error
+from ..model.knobs import find_table
 
 PARAMETERS = "One or more parameter values were invalid: "
 ALREADY_ENABLED = "Table already has an enabled stream: TableName: {}"

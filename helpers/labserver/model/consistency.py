@@ -66,9 +66,9 @@ from contextlib import nullcontext
 from moto.dynamodb.exceptions import TransactionCanceledException
 from moto.dynamodb.models.dynamo_type import DynamoType
 
-from . import streamlog
+from ..replication import streamlog
 from .knobs import find_table
-from .regions import here
+from ..replication.regions import here
 
 LEADER = "leader"
 FOLLOWERS = ("follower 1", "follower 2")

@@ -5,7 +5,7 @@ from functools import partial
 from moto.dynamodb.exceptions import TransactionCanceledException
 
 from .answers import error
-from .knobs import find_table
+from ..model.knobs import find_table
 
 KEY_MISMATCH = "The provided key element does not match the schema"
 EMPTY_KEY_VALUE = ("One or more parameter values are not valid. The AttributeValue for a key attribute cannot "

@@ -14,15 +14,15 @@
   reason TransactionConflict for each contested action (those holding conflict_matching, else every action),
   and nothing applied. SDKs do not retry a cancelled transaction, so the caller's own retry branch runs.
 - partition_limits: {"write": units, "read": units} per partition key value and second (DynamoDB's are 1000 and
-  3000); a request on a key value that has used them is throttled as DynamoDB throttles it (metering.py).
+  3000); a request on a key value that has used them is throttled as DynamoDB throttles it (accounting/metering.py).
 - stream_lag: each stream record enters its stream that many seconds after its write, never before an earlier
   record of the same item, and takes its sequence number then: a transaction's records enter one by one, and
-  another write's may come between them (streamlog.py).
+  another write's may come between them (replication/streamlog.py).
 - replication_lag: each write to a replica of an MREC global table reaches each other replica that many seconds late,
-  item by item, last writer winning (globaltables.py); off, it reaches them before its answer. A write to a replica of
-  an MRSC global table is in flight that long, its answer waiting, and another Region's write to its item meets
-  ReplicatedWriteConflictException (consistency.py). Named in `describe` only while the server holds a global table:
-  without one it changes nothing.
+  item by item, last writer winning (replication/globaltables.py); off, it reaches them before its answer. A write to a
+  replica of an MRSC global table is in flight that long, its answer waiting, and another Region's write to its item
+  meets ReplicatedWriteConflictException (consistency.py). Named in `describe` only while the server holds a global
+  table: without one it changes nothing.
 
 State is changed only under the engine lock (Engine.handle, Engine.knob_request); the fast path of
 Engine.handle reads `on` and the model's `active` without it, so switching a knob takes effect from the next request.
@@ -33,8 +33,8 @@ import time
 
 from moto.dynamodb.exceptions import TransactionCanceledException
 
-from . import streamlog
-from .regions import find_table  # noqa: F401  (the lab's modules find tables through the knobs' module)
+from ..replication import streamlog
+from ..replication.regions import find_table  # noqa: F401  (the lab's modules find tables through the knobs' module)
 
 MAX_SECONDS = 10
 MAX_LOST = 100

@@ -1,11 +1,11 @@
 """The embedded lab server: moto's DynamoDB engine behind a real HTTP server, one request at a time.
 
-Besides DynamoDB's protocol (POST /, the X-Amz-Target header naming the operation), it answers the
-DynamoDB Streams protocol (targets DynamoDBStreams_20120810.*) and GET, POST and DELETE on /lab/knobs:
-the teaching knobs (helpers/labserver/knobs.py), which DynamoDB's protocol never uses, and GET and DELETE on
-/lab/metrics: the meter (helpers/labserver/metering.py), and POST on /lab/tables: a table emptied in place where
-dropping and creating it again would leave the same table (helpers/labserver/fresh.py). Header names are
-looked up case-insensitively, as HTTP defines them, whatever case a client sends.
+Besides DynamoDB's protocol (POST /, the X-Amz-Target header naming the operation), it answers the DynamoDB Streams
+protocol (targets DynamoDBStreams_20120810.*) and GET, POST and DELETE on /lab/knobs: the teaching knobs
+(helpers/labserver/model/knobs.py), which DynamoDB's protocol never uses, and GET and DELETE on /lab/metrics: the meter
+(helpers/labserver/accounting/metering.py), and POST on /lab/tables: a table emptied in place where dropping and
+creating it again would leave the same table (helpers/labserver/model/fresh.py). Header names are looked up
+case-insensitively, as HTTP defines them, whatever case a client sends.
 """
 import json
 import os
@@ -25,14 +25,15 @@ from moto.core.model_instances import model_data  # noqa: E402
 from moto.core.request import Request  # noqa: E402  (moto reads the variable above at import)
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler  # noqa: E402
 
-from . import fidelity, regions, streamlog  # noqa: E402
-from .consistency import (BATCH_ITEM_HEADER, BATCH_READ_HEADER, CHOICE_HEADER, ChoiceError, Model, only_item,  # noqa: E402
-                          step_client)
-from .fresh import TABLES_PATH, Made  # noqa: E402
-from .globaltables import REPLICATION  # noqa: E402
+from .. import fidelity  # noqa: E402
+from ..accounting.metering import METRICS_PATH, Meter  # noqa: E402
+from ..model.consistency import (BATCH_ITEM_HEADER, BATCH_READ_HEADER, CHOICE_HEADER, ChoiceError, Model,  # noqa: E402
+                                 only_item, step_client)
+from ..model.fresh import TABLES_PATH, Made  # noqa: E402
+from ..model.knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
+from ..replication import regions, streamlog  # noqa: E402
+from ..replication.globaltables import REPLICATION  # noqa: E402
 from .handler import FastDynamoHandler, request_identity  # noqa: E402
-from .knobs import KNOBS_OFF, Knobs, KnobError, knob_values  # noqa: E402
-from .metering import METRICS_PATH, Meter  # noqa: E402
 from .together import LET_IN_HEADER, TOGETHER_HEADER, Doors  # noqa: E402
 
 JSON_TYPE = "application/x-amz-json-1.0"
@@ -199,8 +200,8 @@ class Engine:
                                    "items_trailing": len(model.histories), "arrivals": arrivals()}
 
     def tables_request(self, method, body):
-        """POST {"empty": CreateTable's arguments, "region": the client's} on /lab/tables (fresh.py): (status, JSON
-        answer)."""
+        """POST {"empty": CreateTable's arguments, "region": the client's} on /lab/tables (model/fresh.py): (status,
+        JSON answer)."""
         if method != "POST":
             return HTTPStatus.METHOD_NOT_ALLOWED, {"message": f"{TABLES_PATH} answers POST only"}
         request = request_object(body)
@@ -225,7 +226,7 @@ class Engine:
     def apply(self, url, headers, body, target, params, metered=True):
         """Apply one request with moto (the caller holds the engine lock): (status, headers, body bytes).
 
-        The meter bills it (metering.py): what it touches is read before, what it consumed counted after; not
+        The meter bills it (accounting/metering.py): what it touches is read before, what it consumed counted after; not
         when `metered` is False (the explorer asking which answers a read may get, which DynamoDB never sees).
         """
         self.made.applying(target)

@@ -6,7 +6,7 @@ than 25 requests in the batch."."""
 import json
 
 from .answers import error, java_list
-from .knobs import find_table
+from ..model.knobs import find_table
 
 MAX_WRITES = 25
 WRITES_REQUIRED = "The requestItems parameter is required for BatchWriteItem"  # nubo-db/dynamodb-conformance's capture

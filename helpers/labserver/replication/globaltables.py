@@ -73,7 +73,7 @@ the condition expression against the version of the item in the Region").
   may differ from the source's; last writer wins on arrival, so an older write arriving after a newer one changes
   nothing). The explorer applies one request at a time, so the timestamps'
   order is the order it applied the writes in. An arrival is stored in the replica's leader, as a write made there
-  would be; the consistency model's followers (consistency.py) do not trail it. On an MRSC table a PutItem,
+  would be; the consistency model's followers (model/consistency.py) do not trail it. On an MRSC table a PutItem,
   UpdateItem or DeleteItem is in flight from the moment it is applied in its Region until the explorer acknowledges
   it (a move of its client's, as the last item of a transaction is: "Item changes in an MRSC global table replica are
   synchronously replicated to at least one other Region before the write operation returns a successful response",
@@ -106,11 +106,11 @@ from contextlib import contextmanager
 from moto.core.utils import unix_time
 from moto.dynamodb.models import dynamodb_backends
 
-from .answers import error
-from .capacity import item_size, write_units
+from ..rules.answers import error
+from ..accounting.capacity import item_size, write_units
 from . import streamlog
-from .consistency import key_label, key_of, store, written_keys
-from .partiql import STATEMENT_TABLE, unquoted
+from ..model.consistency import key_label, key_of, store, written_keys
+from ..rules.partiql import STATEMENT_TABLE, unquoted
 from .regions import find_table, here
 
 VERSION = "2019.11.21"

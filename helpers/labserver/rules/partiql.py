@@ -25,7 +25,7 @@ from py_partiql_parser._internal.utils import serializer as partiql_serializer
 
 from .answers import error, lower_camel
 from .expressions import as_bytes
-from .knobs import find_table
+from ..model.knobs import find_table
 
 NOT_WELL_FORMED = "Statement wasn't well formed, can't be processed: "  # then what the parser expected, if anything
 NOT_DML = NOT_WELL_FORMED + "Expected data manipulation"

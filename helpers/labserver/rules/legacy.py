@@ -7,7 +7,7 @@ from functools import cache
 from moto.core.responses import get_service_model
 
 from .answers import error
-from .knobs import find_table
+from ..model.knobs import find_table
 
 LEGACY = frozenset({"AttributesToGet", "Expected", "ConditionalOperator", "AttributeUpdates", "KeyConditions",
                     "QueryFilter", "ScanFilter"})

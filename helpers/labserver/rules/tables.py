@@ -6,7 +6,7 @@ import re
 from moto.dynamodb.models import DynamoDBBackend
 
 from .answers import constraints_failed, error, lower_camel
-from .knobs import find_table
+from ..model.knobs import find_table
 
 INDEX_EXISTS = "Attempting to create an index which already exists"
 NO_SUCH_INDEX = "Requested resource not found: Index {} for table {}"

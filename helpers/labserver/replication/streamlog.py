@@ -30,16 +30,16 @@ streams instead of moto's StreamShard:
   ExpiredIteratorException. An iterator carries its position and the time it was returned, signed by the server,
   so the server keeps nothing per iterator (moto kept every one it handed out).
 - DescribeStream's Limit and ExclusiveStartShardId, ListStreams' Limit and ExclusiveStartStreamArn.
-- Explored (helpers/explore.py), every record is on its way (`pending`) until the explorer lets it enter its stream
+- Explored (helpers/explore/), every record is on its way (`pending`) until the explorer lets it enter its stream
   (`arrive`): a move of its own, "stream#3", which the explorer may make at any point, after the record's write and
-  after the records of the same item made before it. So records of different items enter in any order, a
-  transaction's one at a time and between other writes' records, as "Changes made with transactions are propagated
-  ... eventually, after the transaction completes successfully" (below) allows, while each item's records keep their
-  order. A record is on its way only once a read of the table could see its change: a write the explorer holds while
-  its items become visible (consistency.py) keeps its records until then, a TransactWriteItems's all until its last
-  item is visible and it ends, a BatchWriteItem's each until its item is. (How long a record may stay on its way is
-  the explorer's bound, helpers/explore.py.)
-- The stream_lag knob (knobs.py), sampled: "Changes made with transactions are propagated to global secondary
+  after the records of the same item made before it. So records of different items enter in any order, a transaction's
+  one at a time and between other writes' records, as "Changes made with transactions are propagated ... eventually,
+  after the transaction completes successfully" (below) allows, while each item's records keep their order. A record is
+  on its way only once a read of the table could see its change: a write the explorer holds while its items become
+  visible (model/consistency.py) keeps its records until then, a TransactWriteItems's all until its last item is visible
+  and it ends, a BatchWriteItem's each until its item is. (How long a record may stay on its way is the explorer's
+  bound, helpers/explore/.)
+- The stream_lag knob (model/knobs.py), sampled: "Changes made with transactions are propagated to global secondary
   indexes (GSIs), DynamoDB streams, and backups eventually, after the transaction completes successfully" (Developer
   Guide, "Amazon DynamoDB Transactions: How it works"). With it on, each record waits a delay drawn from its range
   (`wait`) and enters its stream when a DynamoDB Streams request comes after that (`land`), never before an earlier
@@ -72,7 +72,7 @@ from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.models.table import Table
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 
-from .capacity import item_size
+from ..accounting.capacity import item_size
 
 ITERATOR_LIFETIME = 15 * 60  # seconds: "A shard iterator expires 15 minutes after it is returned to the requester"
 MAX_RECORDS = 1000  # GetRecords: "The upper limit is 1000"
@@ -263,9 +263,9 @@ def deliver(stream, record):
 
 
 def arrivals():
-    """Explored: the records that may enter their streams now (of each item's records on their way, the first), as
-    the explorer offers them: {"id", "by": "stream", "label", "touches": [what it changes, as helpers/reduction.py names
-    it]}."""
+    """Explored: the records that may enter their streams now (of each item's records on their way, the first), as the
+    explorer offers them: {"id", "by": "stream", "label", "touches": [what it changes, as helpers/explore/reduction.py
+    names it]}."""
     seen, heads = set(), []
     for number, stream, item, record in pending:
         if item not in seen:

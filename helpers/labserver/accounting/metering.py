@@ -98,8 +98,8 @@ from moto.dynamodb.parsing.validators import UpdateExpressionValidator
 from .capacity import (CANCELLED, CONDITION_FAILED, QUERY_SHAPING, TRANSACTIONAL, Usage, capacity_answer,
                        index_writes, item_key, item_size, local_index_names, partition, read_sizes, read_units,
                        stored, table_key_names, write_units)
-from .knobs import find_table
-from .partiql import DUPLICATE_ITEM, holds, statement_access, values_equal
+from ..model.knobs import find_table
+from ..rules.partiql import DUPLICATE_ITEM, holds, statement_access, values_equal
 
 METRICS_PATH = "/lab/metrics"
 COUNTERS = ("ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits", "WriteUnitsOnRefusedWrites",

@@ -54,7 +54,7 @@ from moto.utilities.utils import get_partition
 from werkzeug.datastructures import Headers
 from werkzeug.http import http_date
 
-from . import fidelity
+from .. import fidelity
 
 EXPRESSIONS_KEPT = 1024
 REQUEST_ID_ALPHABET = string.ascii_letters + string.digits
