@@ -1,6 +1,6 @@
 """Plumbing for the DynamoDB concurrency lab, in layers that data flows down through (each imports only those below).
 
-    labserver/  the embedded DynamoDB server (its own process): protocol, data engine, consistency model, Regions
+    labserver/  the embedded DynamoDB server (its own process): protocol, DynamoDB's rules, consistency model, Regions
     lab/        reach the lab: backend, clients, tables, knobs, meter, the transcript and the gate on every client
     anomalies/  name what a history shows, after Jepsen's Elle
     explore/    run requests in every order, one released at a time
