@@ -30,6 +30,7 @@ from .settings import (
     ORDER_COST_HEADER,
     ORDER_HEADER,
     STREAM_READS,
+    VERSIONS_HEADER,
     WRITES,
 )
 from .steps import Choice, Request
@@ -124,6 +125,7 @@ def note_answer(response, caught_exception, **_):
         request = run.answered(CURRENT.name, response[1].get("Error", {}).get("Code") or "OK", response[1])
         if run.modelled:
             run.arrivals = json.loads(response[0].headers.get(ARRIVALS_HEADER) or "[]")
+            request.versions = json.loads(response[0].headers.get(VERSIONS_HEADER) or "null")
         cost = response[0].headers.get(ORDER_COST_HEADER)
         if cost and run.order:
             run.cost = tuple(float(units) for units in cost.split())

@@ -22,9 +22,10 @@ class Making:
 
     def settled(self, step):
         """Once every client has settled after `step`: a write whose response was lost has put its records (stream
-        records, replicated writes) on their way."""
+        records, replicated writes) on their way, and what it read and wrote is asked of the lab server."""
         if getattr(step, "fault", None) == "lost" and self.modelled:
-            self.arrivals = self.server.post({})["arrivals"]
+            answer = self.server.post({})
+            self.arrivals, step.versions = answer["arrivals"], answer["versions"]
 
     def make(self, move, footprint=None):
         """Make one move; return (the step, the client it lets run or None). The client is marked running, not woken."""
@@ -69,7 +70,7 @@ class Making:
 
     def read_item(self, held, place, choice):
         """Read one item of a held BatchGetItem now, with the answer chosen; the request stays held."""
-        step = ItemRead(held, place, choice, self.server.read_item(held, place, choice["versions"]))
+        step = ItemRead(held, place, choice, *self.server.read_item(held, place, choice["versions"]))
         held.unread.remove(place)
         self.steps.append(step)
         return step
@@ -81,7 +82,8 @@ class Making:
         step.place = place
         held.hidden.remove(place)
         self.steps.append(step)
-        self.arrivals = self.server.post({"reveal": [held.number, place]})["arrivals"]
+        answer = self.server.post({"reveal": [held.number, place]})
+        self.arrivals, step.landed = answer["arrivals"], answer.get("landed")
         if held.hidden:
             return step, None
         with self.changed:

@@ -43,9 +43,11 @@ class ModelServer:
         return self.send(held.http.url, held.http.body, headers)["choices"]
 
     def read_item(self, held, item, versions):
-        """Read one item of the held BatchGetItem now, with the versions chosen for it; the item read (or None)."""
+        """Read one item of the held BatchGetItem now, with the versions chosen for it; (the item read or None, [item,
+        label, version, exists] of the version read)."""
         headers = {**held.http.headers, "X-Lab-Batch-Item": item, "X-Lab-Read-Choice": json.dumps(versions)}
-        return self.send(held.http.url, held.http.body, headers)["item"]
+        answer = self.send(held.http.url, held.http.body, headers)
+        return answer["item"], answer.get("version")
 
     @staticmethod
     def send(url, body, headers):

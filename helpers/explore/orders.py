@@ -5,6 +5,7 @@ import pandas as pd
 
 from ..lab import trace
 from ..lab.backend import connect
+from .histories import history
 from .hold import STREAM_REQUESTS, install_hold, new_session
 from .model import model_server, modelled
 from .moves import FAULTS, transition
@@ -51,8 +52,9 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     requests freely: they are not steps. Nothing is printed (see `replay` for one schedule's transcript).
     Columns: schedule, steps, requests, answers ("OK" or the error code DynamoDB answered each step with),
     replies (what each answer said, with a cancelled transaction's reasons), results, ok, write units and those
-    on refused writes (what the order's requests cost, from the lab server's meter; None elsewhere), and
-    doomed_at (see `doomed_steps`).
+    on refused writes (what the order's requests cost, from the lab server's meter; None elsewhere), history (what
+    each request read and wrote, as Jepsen's Elle reads a history: histories.py; None off the lab server's model),
+    and doomed_at (see `doomed_steps`).
     """
     check_clients(clients)
     check_faults(faults)
@@ -83,9 +85,10 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
                          "answers": tuple(request.answer for request in run.steps),
                          "replies": tuple(request.reply for request in run.steps),
                          "results": results, "ok": bool(check(results)),
-                         "write units": run.cost and run.cost[0], "on refused writes": run.cost and run.cost[1]})
+                         "write units": run.cost and run.cost[0], "on refused writes": run.cost and run.cost[1],
+                         "history": history(run.steps)})
     frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok",
-                                        "write units", "on refused writes"])
+                                        "write units", "on refused writes", "history"])
     return frame.assign(doomed_at=doomed_steps(frame, prints))
 
 

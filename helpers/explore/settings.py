@@ -17,6 +17,7 @@ DEFAULT_CONSISTENCY = "dynamodb"
 
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 STREAM_READS = ("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords")  # DynamoDB Streams' operations
+VERSIONS_HEADER = "x-lab-versions"  # the lab server's, explored: the version of each item a request read and wrote
 ARRIVALS_HEADER = "x-lab-arrivals"  # the lab server's: what may arrive now (stream records, replicated writes)
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
 SINGLE_ITEM_WRITES = ("PutItem", "UpdateItem", "DeleteItem")

@@ -20,6 +20,7 @@ class Request:
         self.unread = []  # a BatchGetItem read item by item: the places of its items not read yet
         self.item_choices = {}  # and the answers the model allows each of them now
         self.read_last = None  # and the place of the item it read last, with the request itself
+        self.versions = None  # {"reads": [...], "writes": [...]}: [item, label, version, exists] (the lab server's)
 
     @property
     def label(self):
@@ -65,9 +66,10 @@ class ItemRead:
     """One item of a held BatchGetItem read before the rest: DynamoDB reads a batch's items one at a time, each as it
     is at that moment (consistency.Model.read_item); the request itself reads the last one."""
 
-    def __init__(self, request, place, choice, item):
+    def __init__(self, request, place, choice, item, version=None):
         self.client, self.request, self.place, self.choice = request.client, request, place, choice
         self.operation, self.body, self.answer = request.operation, request.body, "OK"
+        self.version = version  # [item, label, version, exists] of what it read, on the lab server
         self.reply = trace.attributes(item) if item else "no such item"
 
     @property
@@ -180,6 +182,7 @@ class Reveal:
         self.note = ""
         self.place = None
         self.others = {}  # client -> requests it sent while this transaction was ongoing
+        self.landed = None  # a batch's item made visible: [item, label, version, exists] it landed as
 
     @property
     def label(self):

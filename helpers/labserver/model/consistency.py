@@ -83,6 +83,7 @@ BATCH_ITEM_HEADER = "X-Lab-Batch-Item"  # the place of the one item of that Batc
 STEP_HEADER = "X-Lab-Step"
 HOLD_HEADER = "X-Lab-Hold-Transaction"
 TRANSACTION_HEADER = "x-lab-transaction"
+VERSIONS_HEADER = "x-lab-versions"  # explored: the version of each item a request read and wrote (the explorer's history)
 CONFLICT_MESSAGE = "Transaction is ongoing for the item"
 CONFLICT_REASON = ("TransactionConflict", CONFLICT_MESSAGE, None)
 REPLICATED_CONFLICT = ("The request was rejected because one or more items in the request are being modified by a "
@@ -149,6 +150,7 @@ class Model:
         self.next_transaction = 1
         self.stale_runs = {}  # explored: (client, item) -> how many of the client's reads of it in a row were stale
         self.batch_reads = {}  # explored: BatchGetItem token -> {item: (table, key, image)} of the items read so far
+        self.last_versions = None  # explored: what the last request answered read and wrote (with_versions)
 
     @property
     def mode(self):
@@ -344,6 +346,9 @@ class Model:
                   for name, _, identity in named if batch and identity in self.histories}
         held = self.exploring and bool(named) and target in ("TransactWriteItems", "BatchWriteItem") and bool(
             headers.get(HOLD_HEADER))
+        checked = [item_id(name, attributes) for name, attributes in read_by_write(target, params)]
+        prior = {identity: history.position(LEADER, now) for identity in checked
+                 if (history := self.histories.get(identity)) is not None}  # what its conditions and updates read
         defer = replicated or held and target == "TransactWriteItems"  # replicated once it ends (MRSC: acknowledged)
         streamlog.holding = [] if held else None
         try:
@@ -368,6 +373,9 @@ class Model:
                 table = find_table(name)
                 history.append(copy.deepcopy(table.get_item(*history.key)), writer,
                                self.ready_times(table, reveal, now))
+        written = [(identity, len(self.histories[identity].images) - 1) for _, _, identity in named
+                   if identity in self.histories]
+        answer = self.with_versions(answer, [(None, None, checked)], prior, written)
         if not transaction:
             return answer, None
         if batch:
@@ -468,17 +476,19 @@ class Model:
         transaction = self.transactions.get(number)
         if transaction is None or not 0 <= place < len(transaction["items"]):
             raise ChoiceError(f"No ongoing transaction {number} with an item {place}")
-        history = self.histories[transaction["items"][place]]
+        identity = transaction["items"][place]
+        history = self.histories[identity]
         version = transaction["versions"][place]
         if transaction["batch"]:
             self.land(history, version)
-            enter_records(transaction, transaction["items"][place])
+            enter_records(transaction, identity)
         else:
             history.ready[version][LEADER] = ALWAYS
         transaction["hidden"].discard(place)
         if not transaction["hidden"]:
             self.end_transaction(number)
-        return {"ongoing": number in self.transactions}
+        landed = self.version_entry(identity, len(history.images) - 1) if transaction["batch"] else None
+        return {"ongoing": number in self.transactions, **({"landed": landed} if landed else {})}
 
     def land(self, history, version):
         """A batch's put or delete of one item takes effect now: on top of any write the item took meanwhile, as a
@@ -506,17 +516,45 @@ class Model:
             for identity, history in self.histories_of(table_name, keys):
                 versions[identity] = history.position(history.copy_for(copy_name), now)
         if token is None:
-            return self.answer_with(versions, apply, read_before)
+            return self.with_versions(self.answer_with(versions, apply, read_before), reads, versions)
         client = step_client(headers)
         chosen = self.parse_choice(target, reads, token, now, client)
         answer = self.answer_with({**versions, **chosen}, apply, read_before)
         self.take(chosen, reads, now)
         self.count_stale(client, reads, {**versions, **chosen}, now)
-        return answer
+        return self.with_versions(answer, reads, {**versions, **chosen})
+
+    def with_versions(self, answer, reads, versions, written=()):
+        """Explored: `answer` with VERSIONS_HEADER saying the version of each item it read (`versions` for the items whose
+        copies may disagree, the first for a named item nobody wrote since they last agreed) and wrote; else as it is."""
+        status, out_headers, body = answer
+        if not self.exploring or status != 200:
+            return answer
+        read = [self.version_entry(identity, versions.get(identity, 0)) for identity in
+                dict.fromkeys([*versions, *(identity for _, _, keys in reads for identity in keys or ())])]
+        wrote = [self.version_entry(identity, version) for identity, version in written]
+        entries = {"reads": [entry for entry in read if entry], "writes": [entry for entry in wrote if entry]}
+        self.last_versions = entries
+        return status, {**out_headers, VERSIONS_HEADER: json.dumps(entries)}, body
+
+    def version_entry(self, identity, version):
+        """[item, its label, version, whether the item exists in that version] of an item read or written, or None for an
+        item of no table."""
+        history = self.histories.get(identity)
+        if history is not None:
+            return [identity, history.label, version, history.images[version] is not None]
+        table_name, *_ = json.loads(identity)
+        table = find_table(table_name)
+        attributes = {name: value for name, value in zip(
+            [name for name in (table.hash_key_attr, table.range_key_attr) if name], json.loads(identity)[1:-1])
+            if value is not None} if table is not None else {}
+        key = key_of(table, attributes) if table is not None else None
+        return None if key is None else [identity, key_label(table, key), 0, table.get_item(*key) is not None]
 
     def read_item(self, params, headers):
         """Explored: read now the one item `params` (a BatchGetItem of one key) names, as one item of the BatchGetItem
-        `headers` name: with the version chosen, kept for its answer; the item as DynamoDB JSON (None: no item)."""
+        `headers` name: with the version chosen, kept for its answer; (the item as DynamoDB JSON (None: no item), [item,
+        label, version, exists] of what it read; both None for a key DynamoDB refuses)."""
         now = time.monotonic()
         reads = read_views("BatchGetItem", params)
         client = step_client(headers)
@@ -529,11 +567,12 @@ class Model:
         table, identity = find_table(table_name), item_id(table_name, attributes)
         key = key_of(table, attributes) if table is not None else None
         if key is None:
-            return None  # a request DynamoDB refuses: the BatchGetItem itself gets the error
+            return None, None  # a request DynamoDB refuses: the BatchGetItem itself gets the error
         image = self.histories[identity].images[shown[identity]] if identity in shown else table.get_item(*key)
         self.batch_reads.setdefault(headers.get(BATCH_READ_HEADER), {})[identity] = (table_name, key,
                                                                                        copy.deepcopy(image))
-        return image.to_json()["Attributes"] if image is not None else None
+        return (image.to_json()["Attributes"] if image is not None else None,
+                self.version_entry(identity, shown.get(identity, 0)))
 
     def count_stale(self, client, reads, shown, now):
         """Explored: note, per item read, whether `client`'s read showed it stale (`shown`: item -> version shown, for
@@ -725,6 +764,20 @@ def written_keys(target, params):
                 for action in params.get("TransactItems", []) for kind, detail in action.items()
                 if kind in ("Put", "Update", "Delete")]
     return []
+
+
+def read_by_write(target, params):
+    """(table name, key) of every item a write's conditions and updates read: an UpdateItem's (it changes the item as
+    stored), a conditional PutItem's or DeleteItem's, and in a TransactWriteItems each such action's and each
+    ConditionCheck's. A plain PutItem or DeleteItem, and BatchWriteItem's, read nothing."""
+    if target == "UpdateItem" or target in ("PutItem", "DeleteItem") and (
+            params.get("ConditionExpression") or params.get("Expected")):
+        return written_keys(target, params)
+    if target != "TransactWriteItems":
+        return []
+    return [(detail.get("TableName"), detail.get("Item") or detail.get("Key") or {})
+            for action in params.get("TransactItems", []) for kind, detail in action.items() if isinstance(detail, dict)
+            and (kind in ("ConditionCheck", "Update") or detail.get("ConditionExpression"))]
 
 
 def checked_keys(target, params):

@@ -163,18 +163,20 @@ class Engine:
         return None if reply is None else (reply[0], {**reply[1], ANSWER_CHOICES_HEADER: json.dumps(found)}, reply[2])
 
     def read_batch_item(self, headers, params):
-        """Explored: one item of a BatchGetItem read now (consistency.Model.read_item); {"item": what it read}."""
+        """Explored: one item of a BatchGetItem read now (consistency.Model.read_item); {"item": what it read, "version":
+        [item, label, version, exists] of it}."""
         with self.lock:
             try:
-                found = self.model.read_item(only_item(params, batch_place(headers)), headers)
+                found, version = self.model.read_item(only_item(params, batch_place(headers)), headers)
             except ChoiceError as error:
                 return answer(HTTPStatus.BAD_REQUEST, {"__type": "LabChoiceError", "message": str(error)})
-        return answer(HTTPStatus.OK, {"item": found})
+        return answer(HTTPStatus.OK, {"item": found, "version": version})
 
     def consistency_request(self, method, body):
         """GET, or POST {"mode": "explore"|"sampled"|"paused"}, {"mode": "explore", "resume": true}, {"settle": true},
         {"reveal": [transaction, item]} or {"arrive": {"by": "stream" or a Region, "id": ...}} on /lab/consistency:
-        (status, JSON answer); a reveal's and an arrival's answer says what may arrive now ("arrivals")."""
+        (status, JSON answer); a reveal's and an arrival's answer says what may arrive now ("arrivals"), any other's also
+        what the last request answered read and wrote ("versions": its response may have been lost)."""
         with self.lock:
             model = self.model
             if method == "POST":
@@ -197,7 +199,8 @@ class Engine:
                 except (KnobError, ChoiceError, TypeError, ValueError) as error:
                     return HTTPStatus.BAD_REQUEST, {"message": str(error)}
             return HTTPStatus.OK, {"mode": model.mode, "ongoing_transactions": sorted(model.transactions),
-                                   "items_trailing": len(model.histories), "arrivals": arrivals()}
+                                   "items_trailing": len(model.histories), "arrivals": arrivals(),
+                                   "versions": model.last_versions}
 
     def tables_request(self, method, body):
         """POST {"empty": CreateTable's arguments, "region": the client's} on /lab/tables (model/fresh.py): (status,
