@@ -97,7 +97,7 @@ def ext_keys(op):
     return set()
 
 
-def _downstream(txn_graph):
+def ext_key_graph(txn_graph):
     """For each operation a, each key k -> the nearest operations after a that touched k (Elle's ext-key graph)."""
     downstream = {}
     for a in reversed(list(nx.topological_sort(txn_graph))):
@@ -136,7 +136,7 @@ def _first_value(op, k):
 def transaction_graph_to_version_graphs(txn_graph):
     """The version orders a transaction order implies, if T1 < T2 means T1's versions precede T2's, key by key."""
     graphs = {}
-    downstream = _downstream(txn_graph)
+    downstream = ext_key_graph(txn_graph)
     for a in sorted(downstream, key=lambda op: op.index):
         for k, bs in downstream[a].items():
             v1 = _last_value(a, k)
