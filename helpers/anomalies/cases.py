@@ -10,8 +10,8 @@ contradiction!". Each step's words are Elle's: "T1 wrote x = 1, which was read b
 and T2 set it to 2, which came later in the version order" (ww), "T1 read key x = 1, and T2 set it to 2, which came
 later in the version order" (rw), "process 0 executed T1 before T2" (process), "T1 completed at index 3, 0.500
 seconds before the invocation of T2, at index 5" (realtime; Elle's times are nanoseconds, and so are these). Keys
-and values are shown as JSON carries them, strings without quotes and None as nil (Elle prints Clojure data).
-Elle has no words for the other anomalies; those here are the lab's.
+are shown bare (x, SEAT#12A), values as Python prints them ('alice', 1) and None as nil (Elle prints Clojure data,
+:x and "alice"). Elle has no words for the other anomalies; those here are the lab's.
 """
 from dataclasses import dataclass
 
@@ -20,10 +20,13 @@ from .orders import PROCESS, REALTIME
 
 
 def show(thing):
-    """A key or value as the words show it: None as nil, a string bare, anything else as Python prints it."""
-    if thing is None:
-        return "nil"
-    return thing if isinstance(thing, str) else repr(thing)
+    """A value as the words show it: None as nil, anything else as Python prints it ('alice', 1)."""
+    return "nil" if thing is None else repr(thing)
+
+
+def key(thing):
+    """A key as the words show it: a string bare (SEAT#12A), anything else as Python prints it."""
+    return thing if isinstance(thing, str) else show(thing)
 
 
 def _namer(names, ops):
@@ -59,15 +62,15 @@ class Step:
         """Elle's words for why a precedes b, the operations named by `name`."""
         a, b = name(self.a), name(self.b)
         if self.type == WR:
-            return f"{a} wrote {show(self.key)} = {show(self.value)}, which was read by {b}"
+            return f"{a} wrote {key(self.key)} = {show(self.value)}, which was read by {b}"
         if self.type == WW:
-            return (f"{a} set key {show(self.key)} to {show(self.value)}, and {b} set it to {show(self.value_)}, "
+            return (f"{a} set key {key(self.key)} to {show(self.value)}, and {b} set it to {show(self.value_)}, "
                     f"which came later in the version order")
         if self.type == RW:
-            return (f"{a} read key {show(self.key)} = {show(self.value)}, and {b} set it to {show(self.value_)}, "
+            return (f"{a} read key {key(self.key)} = {show(self.value)}, and {b} set it to {show(self.value_)}, "
                     f"which came later in the version order")
         if self.type == PROCESS:
-            return f"process {show(self.process)} executed {a} before {b}"
+            return f"process {key(self.process)} executed {a} before {b}"
         return f"{a} completed at index {self.a['index']},{self._gap()} before the invocation of {b}, at index " \
                f"{self.b_invoke['index']}"
 
@@ -147,7 +150,7 @@ class ReadCase:
         _, k, v = self.mop
         why = ("a write of a transaction that failed" if self.type == "G1a"
                else "an intermediate write, which that transaction overwrote before it finished")
-        told = f"{name(self.op)} read {show(k)} = {show(v)}, {why} ({name(self.writer)}): {self.type}."
+        told = f"{name(self.op)} read {key(k)} = {show(v)}, {why} ({name(self.writer)}): {self.type}."
         return f"{_binding([self.op, self.writer], name)}\n\n{told}" if binding else told
 
     def to_dict(self):
@@ -169,8 +172,8 @@ class InternalCase:
         """Which read disagreed, and what the transaction itself had left there."""
         name = _namer(names, [self.op])
         _, k, v = self.mop
-        told = (f"{name(self.op)} read {show(k)} = {show(v)}, but earlier in the same transaction it had "
-                f"{show(k)} = {show(self.expected)}: internal.")
+        told = (f"{name(self.op)} read {key(k)} = {show(v)}, but earlier in the same transaction it had "
+                f"{key(k)} = {show(self.expected)}: internal.")
         return f"{_binding([self.op], name)}\n\n{told}" if binding else told
 
     def to_dict(self):
@@ -192,7 +195,7 @@ class LostUpdateCase:
         """Who read the same value and each wrote over it."""
         name = _namer(names, list(self.txns))
         who = ", ".join(name(op) for op in self.txns[:-1]) + f" and {name(self.txns[-1])}"
-        told = (f"{who} each read {show(self.key)} = {show(self.value)} and then each wrote {show(self.key)}: all "
+        told = (f"{who} each read {key(self.key)} = {show(self.value)} and then each wrote {key(self.key)}: all "
                 f"but one of their updates is lost: lost-update.")
         return f"{_binding(list(self.txns), name)}\n\n{told}" if binding else told
 
@@ -214,7 +217,7 @@ class CyclicVersionsCase:
     def explain(self, names=None, binding=True):
         """Which key's versions went round in a circle, and the sources that said so."""
         values = ", ".join(sorted(show(v) for v in self.scc))
-        return (f"The versions of {show(self.key)} ({values}) would each come after the other, by the sources "
+        return (f"The versions of {key(self.key)} ({values}) would each come after the other, by the sources "
                 f"{', '.join(self.sources)}: cyclic-versions (the last source was not used).")
 
     def to_dict(self):
