@@ -1,0 +1,97 @@
+"""On random small histories, `analyse(...).valid` is exactly serializability, decided by brute force.
+
+The brute force, sharing nothing with helpers.anomalies: a history is serializable when some order of its committed
+(ok) transactions, run one at a time from empty registers, gives every read its value (the latest write before
+it in that order, its own transaction's earlier writes included, or nothing: None) and writes each key's
+versions in the given version order (each key's committed final writes, in `version_order`'s order).
+
+The options that make the two the same model: the version order given in full (the lab's server knows it), no
+real-time or process order (`realtime=False`, `process=False`; the histories have no invocations either),
+neither sequential nor linearizable keys (assumptions beyond serializability), and writes-follow-reads either
+way (`wfr_keys` is drawn: in a serial order consistent with the version order it only restates that order).
+
+What the histories hold, and why: 2-4 transactions over 2-3 keys, each ok or failed, of 1-3 reads and writes;
+every write a unique value of its key (Elle's precondition); every read sees nothing or a value some transaction
+wrote (a read of a value nobody wrote is a garbage read, which Elle's rw-register does not look for), never a
+value its own transaction writes only later (a future read, which it does not name either). No crashed (info)
+transactions: they may or may not have committed, which a single serial order of the ok ones cannot say.
+"""
+from itertools import permutations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers.anomalies import analyse
+
+
+@st.composite
+def scenarios(draw):
+    """(transactions as (type, mops), version order, wfr_keys) for a small random history."""
+    keys = ["x", "y", "z"][:draw(st.integers(2, 3))]
+    last = {k: 0 for k in keys}
+    txns = []
+    for _ in range(draw(st.integers(2, 4))):
+        mops = []
+        for _ in range(draw(st.integers(1, 3))):
+            f, k = draw(st.sampled_from("rw")), draw(st.sampled_from(keys))
+            if f == "w":
+                last[k] += 1
+            mops.append([f, k, last[k] if f == "w" else None])
+        txns.append((draw(st.sampled_from(["ok", "ok", "ok", "fail"])), mops))
+    for t, (_, mops) in enumerate(txns):
+        for i, (f, k, _) in enumerate(mops):
+            if f == "r":
+                others = [v for u, (_, ms) in enumerate(txns) if u != t for g, j, v in ms if g == "w" and j == k]
+                earlier = [v for g, j, v in mops[:i] if g == "w" and j == k]
+                mops[i][2] = draw(st.sampled_from([None] + others + earlier))
+    order = {}
+    for k in keys:
+        finals = [final_writes(mops)[k] for typ, mops in txns if typ == "ok" and k in final_writes(mops)]
+        if finals:
+            order[k] = draw(st.permutations(finals))
+    return txns, order, draw(st.booleans())
+
+
+def final_writes(mops):
+    """Each key's last write in a transaction."""
+    return {k: v for f, k, v in mops if f == "w"}
+
+
+def serializable(txns, version_order):
+    """Whether some serial order of the ok transactions gives every read its value and follows the version order."""
+    committed = [mops for typ, mops in txns if typ == "ok"]
+    for order in permutations(committed):
+        state, versions, reads_right = {}, {}, True
+        for mops in order:
+            for f, k, v in mops:
+                if f == "w":
+                    state[k] = v
+                elif state.get(k) != v:
+                    reads_right = False
+            for k, v in final_writes(mops).items():
+                versions.setdefault(k, []).append(v)
+        if reads_right and versions == {k: list(vs) for k, vs in version_order.items()}:
+            return True
+    return False
+
+
+def history(txns):
+    """The transactions as a history of completions, one process each."""
+    return [{"index": i, "process": i, "type": typ, "f": "txn", "value": mops} for i, (typ, mops) in enumerate(txns)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(scenarios())
+def test_valid_is_serializability(scenario):
+    """analyse(...).valid agrees with the brute-force search on every drawn history."""
+    txns, order, wfr = scenario
+    report = analyse(history(txns), version_order=order, wfr_keys=wfr, realtime=False, process=False)
+    assert report.valid == serializable(txns, order), report.explain()
+
+
+def test_the_brute_force_tells_a_lost_update_from_a_serial_history():
+    """The brute force itself: a lost update is not serializable, the same two in sequence are."""
+    lost = [("ok", [["r", "x", None], ["w", "x", 1]]), ("ok", [["r", "x", None], ["w", "x", 2]])]
+    serial = [("ok", [["r", "x", None], ["w", "x", 1]]), ("ok", [["r", "x", 1], ["w", "x", 2]])]
+    assert not serializable(lost, {"x": [1, 2]}) and not serializable(lost, {"x": [2, 1]})
+    assert serializable(serial, {"x": [1, 2]}) and not serializable(serial, {"x": [2, 1]})
