@@ -23,13 +23,16 @@ searched. A spec (for variant "-process" or "-realtime" the variant's edges are 
   must be the spec's own, as Elle requires. G0 and G1c searches report whatever the cycle is named (a ww edge
   that is also wr is explained as wr, so a G0 search can report G1c, and a G0-realtime search G1c-realtime).
 
-Where the lab differs from Elle, on purpose: Elle runs a breadth-first search from each vertex in turn and keeps
-the first cycle it meets, giving up on a spec if that one cycle is named otherwise (and, after a time-out,
-falling back to "*-cycle-exists" anomalies). Here networkx's simple_cycles enumerates the strongly connected
-component's cycles from the shortest up, and the spec takes the shortest cycle that fits and is named right;
-among those, the one starting (at a step the spec may start with) at the lowest-index transaction, then the
-lowest indices after it. So no search gives up or times out, and no "*-cycle-exists" anomaly is reported. Elle's
-predicate anomalies (G-single, G-nonadjacent, G2 without "-item") need predicate reads, which rw-registers lack.
+Where the lab differs from Elle, on purpose: Elle runs a breadth-first search from each vertex in turn, keeps the
+first cycle it meets and gives up on the spec if that cycle is named otherwise (after a time-out it falls back to
+"*-cycle-exists" anomalies). Here networkx finds the strongly connected parts of the graph on the spec's edges
+and enumerates their simple cycles (simple_cycles, with a length bound doubled until cycles fit); the spec takes
+the shortest cycles that fit, tries them in order (starting, at a step the spec may start with, from the
+lowest-index transaction, then the lowest indices after it) and keeps the first that is named right; if none of
+the shortest is, the spec finds nothing in that part, as Elle's gives up. Every strongly connected component
+with a cycle still yields an anomaly (its shortest cycle fits the spec it is named after), nothing times out, and
+no "*-cycle-exists" anomaly is reported. Elle's predicate anomalies (G-single, G-nonadjacent, G2 without
+"-item") need predicate reads, which rw-registers lack.
 """
 import itertools
 from dataclasses import dataclass
@@ -168,20 +171,37 @@ def _rotations(cycle):
     return [cycle[i:] + cycle[:i] for i in range(len(cycle))]
 
 
-def find_cycle(graph, spec, explain):
-    """The spec's cycle in a strongly connected graph as (ops, steps, name), or None: shortest first, see above."""
+def _candidates(graph, spec):
+    """The strongly connected parts of the graph, on the spec's edges only, that hold every edge kind it needs."""
     allowed = spec.rels | ({RW} if spec.rw else set())
     sub = nx.DiGraph([(a, b) for a, b, rels in graph.edges(data="rels") if rels & allowed])
-    for length in range(2, sub.number_of_nodes() + 1):
+    needs = list(spec.required) + ([frozenset({RW})] if spec.rw else [])
+    for scc in sorted(nx.strongly_connected_components(sub), key=lambda c: min(op.index for op in c)):
+        part = sub.subgraph(scc)
+        kinds = set().union(*(graph[a][b]["rels"] for a, b in part.edges))
+        if len(scc) > 1 and all(need & kinds for need in needs):
+            yield part
+
+
+def _shortest_fits(graph, part, spec):
+    """The rotations, starting where the spec may start, of the shortest cycles of `part` the spec accepts."""
+    bound = 2
+    while True:
         found = []
-        for cycle in nx.simple_cycles(sub, length_bound=length):
-            if len(cycle) != length:
-                continue
+        for cycle in nx.simple_cycles(part, length_bound=bound):
             for ops in _rotations(cycle):
-                edges = [graph[a][b]["rels"] for a, b in zip(ops, ops[1:] + ops[:1])]
-                if _accepts(spec, edges):
+                if _accepts(spec, [graph[a][b]["rels"] for a, b in zip(ops, ops[1:] + ops[:1])]):
                     found.append(ops)
-        for ops in sorted(found, key=lambda ops: [op.index for op in ops]):
+        if found or bound >= part.number_of_nodes():
+            shortest = min((len(ops) for ops in found), default=0)
+            return sorted((ops for ops in found if len(ops) == shortest), key=lambda ops: [op.index for op in ops])
+        bound *= 2
+
+
+def find_cycle(graph, spec, explain):
+    """The spec's cycle in a strongly connected graph as (ops, steps, name), or None: shortest first, see above."""
+    for part in _candidates(graph, spec):
+        for ops in _shortest_fits(graph, part, spec):
             steps = [explain(a, b) for a, b in zip(ops, ops[1:] + ops[:1])]
             if any(step is None for step in steps):
                 raise RuntimeError(f"no explanation for an edge of the cycle {ops}: a bug in helpers.anomalies")
