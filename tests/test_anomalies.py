@@ -95,6 +95,19 @@ def test_lost_update():
     assert case.cycle.kinds == ("rw", "ww")
     assert "bob read key credits = 100, and alice set it to 93" in case.explain(names=lambda op: op["process"])
     assert analyse(lost_update()).anomaly_types == ["lost-update"], "found without any version order"
+    assert report.to_dict()["anomalies"]["lost-update"][0]["value"] == 100
+
+
+def test_lost_update_from_nothing_is_also_g2_item():
+    """Both read a missing item and both put it: nil precedes each write, so each read precedes the other's write."""
+    h = Recorder()
+    h.start("alice", ("r", "SEAT#12A", None), ("w", "SEAT#12A", "alice"))
+    h.start("bob", ("r", "SEAT#12A", None), ("w", "SEAT#12A", "bob"))
+    h.end("alice")
+    h.end("bob")
+    report = analyse(h.history())
+    assert report.anomaly_types == ["G2-item", "lost-update"]
+    assert report.anomalies["G2-item"][0].cycle.kinds == ("rw", "rw")
 
 
 def test_write_skew():
@@ -154,6 +167,7 @@ def test_serializable_history_is_valid():
                      sequential_keys=True, wfr_keys=True, process=True)
     assert report.valid and report.anomalies == {}
     assert report.explain() == "No anomaly: the history is valid."
+    assert report.to_dict() == {"valid?": True, "anomaly-types": [], "anomalies": {}}
     assert report.sources == ("initial-state", "version-order", "wfr-keys", "sequential-keys", "linearizable-keys")
     assert report.version_graphs["credits"][100] == [93]
 

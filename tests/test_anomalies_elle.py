@@ -319,8 +319,8 @@ def test_g2_item_with_transaction_order():
 
 
 def test_g1c():
-    """checker-test "G1c": T2 observes T1's write of x, and vice versa on y (Elle's read-uncommitted and G2-only
-    checks say valid because those models allow G1c; every other model, and this analysis, find it)."""
+    """checker-test "G1c": T2 observes T1's write of x, and vice versa on y."""
+    # Elle's read-uncommitted and G2-only checks say valid, as those models allow G1c; its others find it, as here.
     t1, t2 = h = history(op("wx1ry1"), op("wy1rx1"))
     report = analyse(h)
     assert report.anomaly_types == ["G1c"]
@@ -342,8 +342,8 @@ def test_g1c_told_as_elle_writes_it():
 
 
 def test_g2_item_with_linearizable_keys():
-    """checker-test "G2-item": linearizable keys put both writes of 2 after the reads of 1 (Elle's read-committed
-    check says valid because read committed allows G2-item)."""
+    """checker-test "G2-item": linearizable keys put both writes of 2 after the reads of 1."""
+    # Elle's read-committed check says valid, as read committed allows G2-item; its repeatable-read one finds it.
     t1, t1_ = pair(op("rx1ry1", 0))
     t2, t2_ = pair(op("rx1wy2", 1))
     t3, t3_ = pair(op("ry1wx2", 2))

@@ -66,6 +66,11 @@ class Report:
         """The names of the anomalies found, sorted as Elle sorts them."""
         return sorted(self.anomalies)
 
+    def to_dict(self):
+        """The report as Elle's result map: valid?, anomaly-types, anomalies (each case as Elle's data)."""
+        return {"valid?": self.valid, "anomaly-types": self.anomaly_types,
+                "anomalies": {name: [case.to_dict() for case in cases] for name, cases in self.anomalies.items()}}
+
     def explain(self, names=None):
         """Every case told in words, one after the other (a valid history: says so)."""
         told = [case.explain(names) for name in self.anomaly_types for case in self.anomalies[name]]
