@@ -190,3 +190,48 @@ def test_bad_histories_say_what_to_do(bad, message):
     """A malformed history is refused with a message saying what shape it needs."""
     with pytest.raises(ValueError, match=message):
         analyse(bad)
+
+
+def completions(*txns, process=None):
+    """A history of completions only (no invocations, so no real-time order), each (process, mops)."""
+    return [{"index": i, "process": p, "type": "ok", "f": "txn", "value": [list(m) for m in mops]}
+            for i, (p, mops) in enumerate(txns)]
+
+
+def test_long_fork_is_g_nonadjacent_item():
+    """Two readers see two independent writes in opposite orders: two rw edges, never adjacent."""
+    h = completions(("reader1", [("r", "a", None), ("r", "d", 1)]), ("writer1", [("w", "a", 1), ("w", "b", 1)]),
+                    ("reader2", [("r", "b", 1), ("r", "c", None)]), ("writer2", [("w", "c", 1), ("w", "d", 1)]))
+    report = analyse(h)
+    assert report.anomaly_types == ["G-nonadjacent-item"]
+    assert report.anomalies["G-nonadjacent-item"][0].cycle.kinds == ("rw", "wr", "rw", "wr")
+
+
+def test_g0_process():
+    """alice wrote 2, then 1, yet 2 is the later version: her own writes out of order, G0-process."""
+    h = completions(("alice", [("w", "x", 2)]), ("alice", [("w", "x", 1)]))
+    assert analyse(h, version_order={"x": [1, 2]}, realtime=False, process=True).anomaly_types == ["G0-process"]
+    assert analyse(h, version_order={"x": [1, 2]}, realtime=False).valid
+
+
+def test_g1c_process_and_realtime():
+    """alice read what her own next request wrote: G1c-process by process order, G1c-realtime by real time."""
+    assert analyse(completions(("alice", [("r", "y", 1)]), ("alice", [("w", "y", 1)])),
+                   realtime=False, process=True).anomaly_types == ["G1c-process"]
+    h = Recorder()
+    h.run("alice", ("r", "y", 1))
+    h.run("bob", ("w", "y", 1))
+    report = analyse(h.history())
+    assert report.anomaly_types == ["G1c-realtime"]
+    assert report.anomalies["G1c-realtime"][0].cycle.kinds == ("realtime", "wr")
+
+
+def test_steps_are_explained_by_data_before_real_time():
+    """bob's read misses alice's completed write, and alice's read precedes bob's write: the real-time edge from
+    alice to bob is also an rw edge, which Elle explains first, so the cycle is G2-item, not -realtime."""
+    h = Recorder()
+    h.run("alice", ("r", "x", None), ("w", "y", 1))
+    h.run("bob", ("r", "y", None), ("w", "x", 1))
+    report = analyse(h.history())
+    assert report.anomaly_types == ["G2-item"]
+    assert report.anomalies["G2-item"][0].cycle.kinds == ("rw", "rw")
