@@ -227,8 +227,8 @@ def test_g1c_process_and_realtime():
 
 
 def test_steps_are_explained_by_data_before_real_time():
-    """bob's read misses alice's completed write, and alice's read precedes bob's write: the real-time edge from
-    alice to bob is also an rw edge, which Elle explains first, so the cycle is G2-item, not -realtime."""
+    """alice -> bob is real time and rw; Elle explains rw first, so the cycle is G2-item, not G-single-item-realtime."""
+    # bob's read misses alice's completed write (rw bob -> alice); alice's read missed bob's write (rw alice -> bob).
     h = Recorder()
     h.run("alice", ("r", "x", None), ("w", "y", 1))
     h.run("bob", ("r", "y", None), ("w", "x", 1))

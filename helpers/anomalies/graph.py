@@ -80,9 +80,8 @@ def ww_rw_graph(ops, graphs):
     reads = _index(ops, lambda op: op.ext_reads)
     writes = _index(ops, lambda op: op.ext_writes)
     for k, version_graph in graphs.items():
-        k_reads, k_writes = reads.get(k, {}), writes.get(k, {})
-        by_node = lambda index: {node(v): ops for v, ops in index.items()}
-        node_reads, node_writes = by_node(k_reads), by_node(k_writes)
+        node_reads = {node(v): readers for v, readers in reads.get(k, {}).items()}
+        node_writes = {node(v): writers for v, writers in writes.get(k, {}).items()}
         for v1, v2 in version_graph.edges:
             for b in node_writes.get(v2, ()):
                 for a in node_writes.get(v1, ()):

@@ -1,4 +1,4 @@
-"""A history in Elle's rw-register shape, read and checked: operations, their micro-operations, external reads and writes.
+"""A history in Elle's rw-register shape, read and checked: operations, micro-operations, external reads and writes.
 
 An operation is `{"index", "process", "type": "invoke"|"ok"|"fail"|"info", "f": "txn", "value": [[f, k, v], ...],
 "time"?}`, each micro-operation `["r", k, v]` (a read of k that saw v, None when it saw nothing) or `["w", k, v]` (a
@@ -47,7 +47,7 @@ class Op:
 
 
 def ext_reads(txn):
-    """A map of keys to the values of the transaction's external reads: each key's read before any other access of it."""
+    """Keys -> values of the transaction's external reads: each key's read before any other access of it."""
     ext, seen = {}, set()
     for f, k, v in txn:
         if f == "r" and k not in seen:
@@ -94,7 +94,8 @@ def read_history(history):
             raise ValueError(f"operation {position} must be a dict like {{\"process\": 0, \"type\": \"ok\", "
                              f"\"f\": \"txn\", \"value\": [[\"r\", \"x\", 1]]}}, not {raw!r}")
         if raw.get("type") not in TYPES:
-            raise ValueError(f"operation {position}: \"type\" must be one of {', '.join(TYPES)}, not {raw.get('type')!r}")
+            raise ValueError(f"operation {position}: \"type\" must be one of {', '.join(TYPES)}, "
+                             f"not {raw.get('type')!r}")
         if raw.get("process") == NEMESIS:
             continue
         index = raw.get("index", position)

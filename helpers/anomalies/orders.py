@@ -38,7 +38,7 @@ def process_graph(ops):
 
 
 def realtime_graph(ops, completion):
-    """The real-time order's transitive reduction: ok completion a -> completion b when a ended before b's invocation."""
+    """Real time's transitive reduction: ok completion a -> completion b when a ended before b was invoked."""
     graph, buffer = nx.DiGraph(), []
     for op in ops:
         if op.type == "invoke":
