@@ -6,7 +6,7 @@ version order the lab's server knows. Setup writes that created an item come fir
 """
 import pytest
 
-from helpers.anomalies import analyse
+from helpers.anomalies import analyse, cycles
 
 
 class Recorder:
@@ -235,3 +235,15 @@ def test_steps_are_explained_by_data_before_real_time():
     report = analyse(h.history())
     assert report.anomaly_types == ["G2-item"]
     assert report.anomalies["G2-item"][0].cycle.kinds == ("rw", "rw")
+
+
+def test_a_search_cut_short_is_reported_as_unknown(monkeypatch):
+    """Four writers each miss all the others' writes: with a budget of 3 cycles the searches are cut short."""
+    keys = ["a", "b", "c", "d"]
+    h = completions(*((k, [("r", j, None) for j in keys] + [("w", k, 1)]) for k in keys))
+    report = analyse(h)
+    assert report.anomaly_types == ["G2-item"] and report.unknown == {}
+    monkeypatch.setattr(cycles, "CYCLE_BUDGET", 3)
+    cut = analyse(h)
+    assert cut.anomaly_types == ["G2-item"]
+    assert {"anomaly-spec-type": "G-single-item", "scc-size": 4} in cut.unknown["cycle-search-timeout"]

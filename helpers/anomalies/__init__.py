@@ -21,8 +21,9 @@ process=True`); plain serializability adds neither (`realtime=False`).
 
 Where the lab differs from Elle, on purpose:
 - Every anomaly found is reported, whatever the consistency model (Elle reports those its models prohibit).
-- Elle's "empty-transaction-graph" (no dependency at all, validity unknown) is not an anomaly here: it is the
-  report's `empty_transaction_graph`, and `.valid` stays True if nothing else is found.
+- Elle's "unknown" anomalies, which leave its verdict unknown, are not anomalies here but the report's `unknown`
+  (same names): "empty-transaction-graph" (no dependency at all; also `empty_transaction_graph`) and
+  "cycle-search-timeout" (a search cut short by its budget, see cycles.py). `.valid` looks at anomalies only.
 - The cycle search is exhaustive, shortest cycles first (cycles.py), never "*-cycle-exists".
 - Operations of every process are kept except "nemesis" (history.py); self-edges are dropped (graph.py).
 """
@@ -45,16 +46,23 @@ __all__ = ["Cycle", "CycleCase", "CyclicVersionsCase", "InternalCase", "LostUpda
 class Report:
     """What a history shows: `anomalies` (Elle's name -> list of cases), `valid` (no anomaly), and the analysis.
 
-    `graph` is the dependency graph over operation indices (edge attribute "rels": the sorted kinds), `ops` maps
-    each index to its operation dict, `version_graphs` maps each key to its version order (value -> the values
-    directly after it, None standing for nil), `sources` names the version-order sources used."""
+    `unknown` holds what leaves a verdict unsure, by Elle's names ("empty-transaction-graph": True,
+    "cycle-search-timeout": [{"anomaly-spec-type", "scc-size"}, ...]). `graph` is the dependency graph over
+    operation indices (edge attribute "rels": the sorted kinds), `ops` maps each index to its operation dict,
+    `version_graphs` maps each key to its version order (value -> the values directly after it, None standing for
+    nil), `sources` names the version-order sources used."""
 
     anomalies: dict
+    unknown: dict
     graph: nx.DiGraph
     ops: dict
     version_graphs: dict
     sources: tuple
-    empty_transaction_graph: bool
+
+    @property
+    def empty_transaction_graph(self):
+        """True when no dependency at all was found between the history's transactions (Elle's unknown verdict)."""
+        return "empty-transaction-graph" in self.unknown
 
     @property
     def valid(self):
@@ -101,7 +109,8 @@ def analyse(history, *, version_order=None, linearizable_keys=False, sequential_
     graph = dependency_graph(ops, completion, graphs, realtime=realtime, process=process)
     explainer = Explainer(graphs, invocation, realtime=realtime, process=process)
     anomalies = {}
-    for name, cycle_ops, steps in cycles_in(graph, explainer.explain):
+    cycles, cut = cycles_in(graph, explainer.explain)
+    for name, cycle_ops, steps in cycles:
         cycle = Cycle(tuple(op.raw for op in cycle_ops + [cycle_ops[0]]), tuple(_step(s) for s in steps))
         anomalies.setdefault(name, []).append(CycleCase(name, cycle))
     found = {
@@ -115,12 +124,15 @@ def analyse(history, *, version_order=None, linearizable_keys=False, sequential_
     index_graph = nx.DiGraph()
     index_graph.add_edges_from((a.index, b.index, {"rels": tuple(sorted(rels))})
                                for a, b, rels in graph.edges(data="rels"))
+    unknown = {"empty-transaction-graph": True} if graph.number_of_nodes() == 0 else {}
+    if cut:
+        unknown["cycle-search-timeout"] = [{"anomaly-spec-type": name, "scc-size": size} for name, size in cut]
     return Report(
         anomalies=dict(sorted(anomalies.items())),
+        unknown=unknown,
         graph=index_graph,
         ops={op.index: op.raw for op in ops},
         version_graphs={k: {value_of(v): [value_of(w) for w in g.successors(v)] for v in g.nodes}
                         for k, g in graphs.items()},
         sources=tuple(sources),
-        empty_transaction_graph=graph.number_of_nodes() == 0,
     )

@@ -30,8 +30,10 @@ and enumerates their simple cycles (simple_cycles, with a length bound doubled u
 the shortest cycles that fit, tries them in order (starting, at a step the spec may start with, from the
 lowest-index transaction, then the lowest indices after it) and keeps the first that is named right; if none of
 the shortest is, the spec finds nothing in that part, as Elle's gives up. Every strongly connected component
-with a cycle still yields an anomaly (its shortest cycle fits the spec it is named after), nothing times out, and
-no "*-cycle-exists" anomaly is reported. Elle's predicate anomalies (G-single, G-nonadjacent, G2 without
+with a cycle still yields an anomaly (its shortest cycle fits the spec it is named after), and no "*-cycle-exists"
+anomaly is reported. Like Elle's time-out, a budget (CYCLE_BUDGET cycles per spec and part) bounds each search;
+a search cut short is reported as Elle's "cycle-search-timeout", among the report's unknowns, not its anomalies.
+Elle's predicate anomalies (G-single, G-nonadjacent, G2 without
 "-item") need predicate reads, which rw-registers lack.
 """
 import itertools
@@ -84,6 +86,9 @@ class Spec:
     rw: str = None
     named: bool = False
 
+
+CYCLE_BUDGET = 20_000
+"""How many simple cycles one spec's search may enumerate in one strongly connected part (about Elle's 1 s)."""
 
 BASE_SPECS = (
     Spec("G0", frozenset({WW})),
@@ -184,36 +189,44 @@ def _candidates(graph, spec):
 
 
 def _shortest_fits(graph, part, spec):
-    """The rotations, starting where the spec may start, of the shortest cycles of `part` the spec accepts."""
-    bound = 2
+    """(rotations, complete): the shortest cycles of `part` the spec accepts, each rotated to start where it may."""
+    bound, seen, found = 2, 0, []
     while True:
         found = []
         for cycle in nx.simple_cycles(part, length_bound=bound):
+            seen += 1
+            if seen > CYCLE_BUDGET:
+                break
             for ops in _rotations(cycle):
                 if _accepts(spec, [graph[a][b]["rels"] for a, b in zip(ops, ops[1:] + ops[:1])]):
                     found.append(ops)
-        if found or bound >= part.number_of_nodes():
+        complete = seen <= CYCLE_BUDGET
+        if found or bound >= part.number_of_nodes() or not complete:
             shortest = min((len(ops) for ops in found), default=0)
-            return sorted((ops for ops in found if len(ops) == shortest), key=lambda ops: [op.index for op in ops])
+            return sorted((ops for ops in found if len(ops) == shortest), key=lambda ops: [op.index for op in ops]), \
+                complete
         bound *= 2
 
 
 def find_cycle(graph, spec, explain):
-    """The spec's cycle in a strongly connected graph as (ops, steps, name), or None: shortest first, see above."""
+    """(cycle, complete): the spec's cycle as (ops, steps, name) or None, and whether the search ran to its end."""
+    complete = True
     for part in _candidates(graph, spec):
-        for ops in _shortest_fits(graph, part, spec):
+        fits, whole = _shortest_fits(graph, part, spec)
+        complete = complete and whole
+        for ops in fits:
             steps = [explain(a, b) for a, b in zip(ops, ops[1:] + ops[:1])]
             if any(step is None for step in steps):
                 raise RuntimeError(f"no explanation for an edge of the cycle {ops}: a bug in helpers.anomalies")
             name = cycle_type([step.type for step in steps])
             if not spec.named or name == spec.name:
-                return ops, steps, name
-    return None
+                return (ops, steps, name), complete
+    return None, complete
 
 
 def cycles_in(graph, explain):
-    """Each anomalous cycle found in the graph, as (name, ops, steps), strongly connected component by component."""
-    found = []
+    """(cycles, cut): each anomalous cycle as (name, ops, steps), and (spec, component size) for searches cut short."""
+    found, cut = [], []
     sccs = sorted((c for c in nx.strongly_connected_components(graph) if len(c) > 1),
                   key=lambda c: min(op.index for op in c))
     for scc in sccs:
@@ -222,9 +235,11 @@ def cycles_in(graph, explain):
         for spec in SPECS:
             if spec.name in skip:
                 continue
-            cycle = find_cycle(sub, spec, explain)
+            cycle, complete = find_cycle(sub, spec, explain)
+            if not complete:
+                cut.append((spec.name, len(scc)))
             if cycle is not None:
                 ops, steps, name = cycle
                 found.append((name, ops, steps))
                 skip |= implied(spec.name)
-    return found
+    return found, cut
