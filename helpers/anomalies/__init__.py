@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from .cases import Cycle, CycleCase, CyclicVersionsCase, InternalCase, LostUpdateCase, ReadCase, Step
+from .cases import Cycle, CycleCase, CyclicVersionsCase, InternalCase, LostUpdateCase, ReadCase
 from .cycles import cycles_in
 from .direct import g1a_cases, g1b_cases, internal_cases, lost_update_cases
-from .graph import Explainer, dependency_graph
+from .graph import Explainer, Step, dependency_graph
 from .history import pairs, read_history
 from .versions import value_of, version_graphs
 
@@ -91,12 +91,6 @@ def _keyed(version_order, keys):
     return {(k if k in keys else by_text.get(str(k), k)): list(vs) for k, vs in (version_order or {}).items()}
 
 
-def _step(step):
-    """A graph step (between Op objects) as a case's step (between operation dicts)."""
-    return Step(step.type, step.a.raw, step.b.raw, step.key, step.value, step.value_, step.a_mop_index,
-                step.b_mop_index, step.process, step.b_invoke.raw if step.b_invoke is not None else None)
-
-
 def analyse(history, *, version_order=None, linearizable_keys=False, sequential_keys=False, wfr_keys=False,
             realtime=True, process=False):
     """Elle's rw-register analysis of `history` (a list of operation dicts), as a Report naming each anomaly."""
@@ -111,7 +105,7 @@ def analyse(history, *, version_order=None, linearizable_keys=False, sequential_
     anomalies = {}
     cycles, cut = cycles_in(graph, explainer.explain)
     for name, cycle_ops, steps in cycles:
-        cycle = Cycle(tuple(op.raw for op in cycle_ops + [cycle_ops[0]]), tuple(_step(s) for s in steps))
+        cycle = Cycle(tuple(op.raw for op in cycle_ops + [cycle_ops[0]]), tuple(steps))
         anomalies.setdefault(name, []).append(CycleCase(name, cycle))
     found = {
         "cyclic-versions": [CyclicVersionsCase(k, scc, srcs) for k, scc, srcs in cyclic],

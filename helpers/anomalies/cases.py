@@ -15,18 +15,7 @@ are shown bare (x, SEAT#12A), values as Python prints them ('alice', 1) and None
 """
 from dataclasses import dataclass
 
-from .graph import RW, WR, WW
-from .orders import PROCESS, REALTIME
-
-
-def show(thing):
-    """A value as the words show it: None as nil, anything else as Python prints it ('alice', 1)."""
-    return "nil" if thing is None else repr(thing)
-
-
-def key(thing):
-    """A key as the words show it: a string bare (SEAT#12A), anything else as Python prints it."""
-    return thing if isinstance(thing, str) else show(thing)
+from .graph import key, show
 
 
 def _namer(names, ops):
@@ -41,56 +30,6 @@ def _namer(names, ops):
 def _binding(ops, name):
     """Elle's "Let:" block: each transaction's name and the operation it stands for."""
     return "Let:\n" + "\n".join(f"  {name(op)} = {op}" for op in ops)
-
-
-@dataclass(frozen=True)
-class Step:
-    """One edge of a cycle: a precedes b for reason `type` (ww, wr, rw, process, realtime), with Elle's details."""
-
-    type: str
-    a: dict
-    b: dict
-    key: object = None
-    value: object = None
-    value_: object = None
-    a_mop_index: int = None
-    b_mop_index: int = None
-    process: object = None
-    b_invoke: dict = None
-
-    def because(self, name):
-        """Elle's words for why a precedes b, the operations named by `name`."""
-        a, b = name(self.a), name(self.b)
-        if self.type == WR:
-            return f"{a} wrote {key(self.key)} = {show(self.value)}, which was read by {b}"
-        if self.type == WW:
-            return (f"{a} set key {key(self.key)} to {show(self.value)}, and {b} set it to {show(self.value_)}, "
-                    f"which came later in the version order")
-        if self.type == RW:
-            return (f"{a} read key {key(self.key)} = {show(self.value)}, and {b} set it to {show(self.value_)}, "
-                    f"which came later in the version order")
-        if self.type == PROCESS:
-            return f"process {key(self.process)} executed {a} before {b}"
-        return f"{a} completed at index {self.a['index']},{self._gap()} before the invocation of {b}, at index " \
-               f"{self.b_invoke['index']}"
-
-    def _gap(self):
-        """Elle's time between a's completion and b's invocation: " 0.500 seconds", " just", or nothing."""
-        start, end = self.a.get("time"), self.b_invoke.get("time")
-        if start is None or end is None:
-            return ""
-        return f" {(end - start) / 1e9:.3f} seconds" if end > start else " just"
-
-    def to_dict(self):
-        """The step as Elle's data (:type, :key, :value, :value', mop indices; :process; :a' and :b for real time)."""
-        if self.type == PROCESS:
-            return {"type": PROCESS, "process": self.process}
-        if self.type == REALTIME:
-            return {"type": REALTIME, "a'": self.a, "b": self.b_invoke}
-        data = {"type": self.type, "key": self.key, "value": self.value}
-        if self.type != WR:
-            data["value'"] = self.value_
-        return {**data, "a-mop-index": self.a_mop_index, "b-mop-index": self.b_mop_index}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ Vertices are completions (Op objects); each edge carries the set of its relation
 
 Explaining why T1 precedes T2 tries, in Elle's order, wr, then ww, then rw (each from the data, whichever edge put
 the pair in a cycle), then the extra orders: realtime before process when both are on (Elle never builds both
-at once; with real time it adds no process order, saying real time covers it). Each explanation is a Step.
+at once; with real time it adds no process order, saying real time covers it). Each explanation is a Step, which
+can say itself in Elle's words (Step.because).
 """
 from dataclasses import dataclass
 
@@ -28,24 +29,69 @@ from .versions import node
 WR, WW, RW = "wr", "ww", "rw"
 
 
+def show(thing):
+    """A value as the words show it: None as nil, anything else as Python prints it ('alice', 1)."""
+    return "nil" if thing is None else repr(thing)
+
+
+def key(thing):
+    """A key as the words show it: a string bare (SEAT#12A), anything else as Python prints it."""
+    return thing if isinstance(thing, str) else show(thing)
+
+
 @dataclass(frozen=True)
 class Step:
-    """Why operation a precedes operation b in a cycle: one edge, of kind `type` (ww, wr, rw, process, realtime).
+    """Why operation a precedes operation b: one edge, of kind `type` (ww, wr, rw, process, realtime).
 
-    Data steps name the key, the value a met (`value`) and, for ww and rw, the later value b wrote (`value_`,
-    Elle's :value'), with the positions of the two micro-operations in a's and b's values (`a_mop_index`,
-    `b_mop_index`). A process step names the process; a realtime step names b's invocation (`b_invoke`)."""
+    a and b are operation dicts (with "index"). Data steps name the key, the value a met (`value`) and, for ww and
+    rw, the later value b wrote (`value_`, Elle's :value'), with the positions of the two micro-operations in a's
+    and b's values (`a_mop_index`, `b_mop_index`). A process step names the process; a realtime step names b's
+    invocation (`b_invoke`)."""
 
     type: str
-    a: object
-    b: object
+    a: dict
+    b: dict
     key: object = None
     value: object = None
     value_: object = None
     a_mop_index: int = None
     b_mop_index: int = None
     process: object = None
-    b_invoke: object = None
+    b_invoke: dict = None
+
+    def because(self, name):
+        """Elle's words for why a precedes b, the operations named by `name`."""
+        a, b = name(self.a), name(self.b)
+        if self.type == WR:
+            return f"{a} wrote {key(self.key)} = {show(self.value)}, which was read by {b}"
+        if self.type == WW:
+            return (f"{a} set key {key(self.key)} to {show(self.value)}, and {b} set it to {show(self.value_)}, "
+                    f"which came later in the version order")
+        if self.type == RW:
+            return (f"{a} read key {key(self.key)} = {show(self.value)}, and {b} set it to {show(self.value_)}, "
+                    f"which came later in the version order")
+        if self.type == PROCESS:
+            return f"process {key(self.process)} executed {a} before {b}"
+        return f"{a} completed at index {self.a['index']},{self._gap()} before the invocation of {b}, at index " \
+               f"{self.b_invoke['index']}"
+
+    def _gap(self):
+        """Elle's time between a's completion and b's invocation: " 0.500 seconds", " just", or nothing."""
+        start, end = self.a.get("time"), self.b_invoke.get("time")
+        if start is None or end is None:
+            return ""
+        return f" {(end - start) / 1e9:.3f} seconds" if end > start else " just"
+
+    def to_dict(self):
+        """The step as Elle's data (:type, :key, :value, :value', mop indices; :process; :a' and :b for real time)."""
+        if self.type == PROCESS:
+            return {"type": PROCESS, "process": self.process}
+        if self.type == REALTIME:
+            return {"type": REALTIME, "a'": self.a, "b": self.b_invoke}
+        data = {"type": self.type, "key": self.key, "value": self.value}
+        if self.type != WR:
+            data["value'"] = self.value_
+        return {**data, "a-mop-index": self.a_mop_index, "b-mop-index": self.b_mop_index}
 
 
 def _index(ops, pick):
@@ -127,7 +173,8 @@ class Explainer:
         """b externally read a value a externally wrote."""
         for k, v in a.ext_writes.items():
             if k in b.ext_reads and b.ext_reads[k] == v:
-                return Step(WR, a, b, k, v, a_mop_index=a.mop_index(("w", k, v)), b_mop_index=b.mop_index(("r", k, v)))
+                return Step(WR, a.raw, b.raw, k, v, a_mop_index=a.mop_index(("w", k, v)),
+                            b_mop_index=b.mop_index(("r", k, v)))
         return None
 
     def _later(self, a_values, b_values):
@@ -144,7 +191,7 @@ class Explainer:
         if found is None:
             return None
         k, av, bv = found
-        return Step(WW, a, b, k, av, bv, a.mop_index(("w", k, av)), b.mop_index(("w", k, bv)))
+        return Step(WW, a.raw, b.raw, k, av, bv, a.mop_index(("w", k, av)), b.mop_index(("w", k, bv)))
 
     def _rw(self, a, b):
         """a externally read a key, b externally wrote the version directly after the one a read."""
@@ -152,17 +199,17 @@ class Explainer:
         if found is None:
             return None
         k, av, bv = found
-        return Step(RW, a, b, k, av, bv, a.mop_index(("r", k, av)), b.mop_index(("w", k, bv)))
+        return Step(RW, a.raw, b.raw, k, av, bv, a.mop_index(("r", k, av)), b.mop_index(("w", k, bv)))
 
     def _realtime(self, a, b):
         """a completed before b was invoked."""
         invoke = self.invocation.get(b)
         if invoke is not None and a.index < invoke.index:
-            return Step(REALTIME, a, b, b_invoke=invoke)
+            return Step(REALTIME, a.raw, b.raw, b_invoke=invoke.raw)
         return None
 
     def _process(self, a, b):
         """The same process ran a, then b."""
         if a.process == b.process and a.index < b.index:
-            return Step(PROCESS, a, b, process=a.process)
+            return Step(PROCESS, a.raw, b.raw, process=a.process)
         return None
