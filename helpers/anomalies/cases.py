@@ -87,9 +87,10 @@ class ReadCase:
         """Who read what, and why that value should never have been seen."""
         name = _namer(names, [self.op, self.writer])
         _, k, v = self.mop
-        why = ("a write of a transaction that failed" if self.type == "G1a"
-               else "an intermediate write, which that transaction overwrote before it finished")
-        told = f"{name(self.op)} read {key(k)} = {show(v)}, {why} ({name(self.writer)}): {self.type}."
+        writer = name(self.writer)
+        why = (f"which {writer} wrote, and {writer} failed" if self.type == "G1a"
+               else f"which {writer} wrote and then overwrote before it finished")
+        told = f"{name(self.op)} read {key(k)} = {show(v)}, {why}: {self.type}."
         return f"{_binding([self.op, self.writer], name)}\n\n{told}" if binding else told
 
     def to_dict(self):
