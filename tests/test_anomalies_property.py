@@ -10,6 +10,10 @@ real-time or process order (`realtime=False`, `process=False`; the histories hav
 neither sequential nor linearizable keys (assumptions beyond serializability), and writes-follow-reads either
 way (`wfr_keys` is drawn: in a serial order consistent with the version order it only restates that order).
 
+The same with real time (`realtime=True`): the histories interleave each transaction's invocation and completion,
+and the brute force also keeps every committed transaction after those that completed before it was invoked:
+strict serializability.
+
 What the histories hold, and why: 2-4 transactions over 2-3 keys, each ok or failed, of 1-3 reads and writes;
 every write a unique value of its key (Elle's precondition); every read sees nothing or a value some transaction
 wrote (a read of a value nobody wrote is a garbage read, which Elle's rw-register does not look for), never a
@@ -57,12 +61,14 @@ def final_writes(mops):
     return {k: v for f, k, v in mops if f == "w"}
 
 
-def serializable(txns, version_order):
-    """Whether some serial order of the ok transactions gives every read its value and follows the version order."""
-    committed = [mops for typ, mops in txns if typ == "ok"]
+def serializable(txns, version_order, before=()):
+    """Whether a serial order of the ok transactions, a before b for each (a, b) in `before`, fits reads, versions."""
+    committed = [t for t, (typ, _) in enumerate(txns) if typ == "ok"]
     for order in permutations(committed):
+        if any(order.index(a) > order.index(b) for a, b in before):
+            continue
         state, versions, reads_right = {}, {}, True
-        for mops in order:
+        for mops in (txns[t][1] for t in order):
             for f, k, v in mops:
                 if f == "w":
                     state[k] = v
@@ -89,9 +95,43 @@ def test_valid_is_serializability(scenario):
     assert report.valid == serializable(txns, order), report.explain()
 
 
+@st.composite
+def timed(draw):
+    """A scenario, and the order in which its transactions' invocations and completions happen."""
+    txns, order, wfr = draw(scenarios())
+    events = draw(st.permutations([t for t in range(len(txns)) for _ in "ic"]))
+    return txns, order, wfr, events
+
+
+def timed_history(txns, events):
+    """(history, pairs): invocations (reads blanked), completions in `events` order; (a, b): ok a ended, b began."""
+    ops, done, before = [], [], []
+    for t in events:
+        typ, mops = txns[t]
+        if t in {o["process"] for o in ops}:
+            ops.append({"process": t, "type": typ, "f": "txn", "value": mops})
+            done.append(t)
+        else:
+            blank = [[f, k, None if f == "r" else v] for f, k, v in mops]
+            ops.append({"process": t, "type": "invoke", "f": "txn", "value": blank})
+            before.extend((a, t) for a in done if txns[a][0] == "ok" and typ == "ok")
+    return [{**o, "index": i} for i, o in enumerate(ops)], before
+
+
+@settings(max_examples=300, deadline=None)
+@given(timed())
+def test_valid_with_real_time_is_strict_serializability(scenario):
+    """With real time, analyse(...).valid agrees with the brute force that also respects real time."""
+    txns, order, wfr, events = scenario
+    h, before = timed_history(txns, events)
+    report = analyse(h, version_order=order, wfr_keys=wfr, realtime=True, process=False)
+    assert report.valid == serializable(txns, order, before), report.explain()
+
+
 def test_the_brute_force_tells_a_lost_update_from_a_serial_history():
     """The brute force itself: a lost update is not serializable, the same two in sequence are."""
     lost = [("ok", [["r", "x", None], ["w", "x", 1]]), ("ok", [["r", "x", None], ["w", "x", 2]])]
     serial = [("ok", [["r", "x", None], ["w", "x", 1]]), ("ok", [["r", "x", 1], ["w", "x", 2]])]
     assert not serializable(lost, {"x": [1, 2]}) and not serializable(lost, {"x": [2, 1]})
     assert serializable(serial, {"x": [1, 2]}) and not serializable(serial, {"x": [2, 1]})
+    assert not serializable(serial, {"x": [1, 2]}, before=[(1, 0)])
