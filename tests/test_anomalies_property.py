@@ -12,7 +12,9 @@ way (`wfr_keys` is drawn: in a serial order consistent with the version order it
 
 The same with real time (`realtime=True`): the histories interleave each transaction's invocation and completion,
 and the brute force also keeps every committed transaction after those that completed before it was invoked:
-strict serializability.
+strict serializability. And with process order (`realtime=False, process=True`) on histories whose transactions
+are shared among two processes, the brute force keeps each process's ok transactions in its order: strong
+session serializability.
 
 What the histories hold, and why: 2-4 transactions over 2-3 keys, each ok or failed, of 1-3 reads and writes;
 every write a unique value of its key (Elle's precondition); every read sees nothing or a value some transaction
@@ -125,6 +127,18 @@ def test_valid_with_real_time_is_strict_serializability(scenario):
     txns, order, wfr, events = scenario
     h, before = timed_history(txns, events)
     report = analyse(h, version_order=order, wfr_keys=wfr, realtime=True, process=False)
+    assert report.valid == serializable(txns, order, before), report.explain()
+
+
+@settings(max_examples=200, deadline=None)
+@given(scenarios(), st.lists(st.integers(0, 1), min_size=4, max_size=4))
+def test_valid_with_process_order_is_strong_session_serializability(scenario, processes):
+    """With process order, analyse(...).valid agrees with the brute force that keeps each process's order."""
+    txns, order, wfr = scenario
+    h = [{**o, "process": processes[o["index"]]} for o in history(txns)]
+    oks = [t for t, (typ, _) in enumerate(txns) if typ == "ok"]
+    before = [(a, b) for a in oks for b in oks if a < b and processes[a] == processes[b]]
+    report = analyse(h, version_order=order, wfr_keys=wfr, realtime=False, process=True)
     assert report.valid == serializable(txns, order, before), report.explain()
 
 
