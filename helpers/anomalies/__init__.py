@@ -24,8 +24,12 @@ Where the lab differs from Elle, on purpose:
 - Elle's "unknown" anomalies, which leave its verdict unknown, are not anomalies here but the report's `unknown`
   (same names): "empty-transaction-graph" (no dependency at all; also `empty_transaction_graph`) and
   "cycle-search-timeout" (a search cut short by its budget, see cycles.py). `.valid` looks at anomalies only.
-- The cycle search is exhaustive, shortest cycles first (cycles.py), never "*-cycle-exists".
+- The cycle search takes the shortest cycles first, within a budget (cycles.py), never "*-cycle-exists".
+- The known order is given per key (`version_order`, source "version-order") where Elle takes a whitebox
+  transaction order (:transaction-order, source "transaction-order-keys"); it stands at the same place.
 - Operations of every process are kept except "nemesis" (history.py); self-edges are dropped (graph.py).
+- Not computed: Elle's :not and :also-not (the consistency models the anomalies rule out). Elle's rw-register
+  has no dirty-update, and neither has this.
 """
 from dataclasses import dataclass
 
