@@ -5,7 +5,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from helpers import connect, fresh_table, tracing
-from helpers.explore import explore
+from helpers.explore import anomalies, explore, why
 from helpers.explore.histories import attempts
 
 COUNTER = {"PK": "POST#1", "SK": "STATS"}
@@ -46,9 +46,9 @@ def test_a_racy_read_then_put_reads_and_writes_numbered_versions_and_its_attempt
                    if [op["value"] for op in done(recorded) if op["value"][0][0] == "r"] == [[["r", C, 0]]] * 2]
     assert both_read_0, "some order has both clients read the version the reset left"
     recorded = both_read_0[0]
-    assert recorded["ops"][:2] == [
-        {"index": 0, "process": "reset", "type": "invoke", "f": "txn", "value": [["w", C, 0]]},
-        {"index": 1, "process": "reset", "type": "ok", "f": "txn", "value": [["w", C, 0]]}]
+    assert [{**op, "index": 0} for op in recorded["ops"][:2]] == [
+        {"index": 0, "process": "reset", "type": kind, "f": "txn", "value": [["w", C, 0]], "requests": ["reset()"]}
+        for kind in ("invoke", "ok")]
     assert [op["index"] for op in recorded["ops"]] == list(range(len(recorded["ops"])))
     invoked = [op for op in recorded["ops"] if op["type"] == "invoke" and op["process"] != "reset"]
     assert [value for op in invoked for f, _, value in op["value"] if f == "r"] == [None, None]
@@ -144,7 +144,7 @@ def test_a_transaction_is_done_once_its_last_item_is_visible_and_a_batch_read_re
         alice, = done(recorded, "alice")
         bob, = done(recorded, "bob")
         assert {key for _, key, _ in bob["value"]} == names
-        assert alice["time"] == max(place for place, step in enumerate(steps) if step.startswith("alice"))
+        assert alice["step"] == max(place for place, step in enumerate(steps) if step.startswith("alice"))
         if len({value for _, _, value in bob["value"]}) == 2:
             torn.append(recorded)
     assert torn, "some order's BatchGetItem reads x after the transaction and y before (read-committed)"
@@ -156,3 +156,58 @@ def test_off_the_lab_servers_model_there_is_no_history(table):
 
     frame = explored({"alice": lambda: table.get_item(Key=COUNTER)}, reset, consistency="strong")
     assert list(frame["history"]) == [None]
+
+
+def test_anomalies_name_the_lost_update_in_every_order_that_loses_one_and_nothing_where_none_is_lost(table):
+    def reset():
+        table.put_item(Item={**COUNTER, "views": 0})
+
+    def racy():
+        views = table.get_item(Key=COUNTER)["Item"]["views"]
+        table.put_item(Item={**COUNTER, "views": views + 1})
+
+    def counted(results):
+        return table.get_item(Key=COUNTER, ConsistentRead=True)["Item"]["views"] == 2
+
+    with tracing(False):
+        frame = explore({"alice": racy, "bob": racy}, reset, counted)
+    named = anomalies(frame)
+    assert [("lost-update" in found) for found in named] == [not ok for ok in frame["ok"]]
+    assert all(found == () for found, ok in zip(named, frame["ok"]) if ok)
+    stale = [place for place, steps in enumerate(frame["steps"]) if any("stale" in step for step in steps)]
+    assert stale and all("G-single-item-realtime" in anomalies(frame, unit="request")[place] for place in stale)
+    assert all(found == () for place, found in enumerate(anomalies(frame, unit="request")) if place not in stale)
+    told = why(frame["history"][next(place for place, ok in enumerate(frame["ok"]) if not ok)])
+    assert "lost-update" in told and "alice's GetItem then PutItem" in told and "bob's GetItem then PutItem" in told
+
+
+def test_a_version_checked_retry_shows_no_anomaly_in_any_order(table):
+    def reset():
+        table.put_item(Item={**COUNTER, "views": 0, "version": 0})
+
+    def increment():
+        for _ in range(3):
+            item = table.get_item(Key=COUNTER, ConsistentRead=True)["Item"]
+            try:
+                table.put_item(Item={**COUNTER, "views": item["views"] + 1, "version": item["version"] + 1},
+                               ConditionExpression="version = :v", ExpressionAttributeValues={":v": item["version"]})
+                return True
+            except ClientError as error:
+                if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                    raise
+        return False
+
+    with tracing(False):
+        frame = explore({"alice": increment, "bob": increment}, reset, lambda results: True)
+    assert any(any("ConditionalCheckFailed" in answer for answer in answers) for answers in frame["answers"])
+    assert set(anomalies(frame)) == {()}
+    assert why(frame["history"][0]) == ""
+
+
+def test_a_history_is_analysed_by_attempt_or_by_request_only(table):
+    def reset():
+        table.put_item(Item={**COUNTER, "views": 0})
+
+    frame = explored({"alice": lambda: table.get_item(Key=COUNTER)}, reset)
+    with pytest.raises(ValueError, match="unit must be"):
+        anomalies(frame, unit="client")

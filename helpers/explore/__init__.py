@@ -39,14 +39,14 @@ Where to look, in the order an exploration runs:
     frames.py       an exploration's frame in a learner's words; errors.py what it raises
 """
 from .errors import Crashed, ExplorationError, Stopped, TooManyOrders
-from .frames import describe, numbered, order_table, outcome_counts
+from .frames import anomalies, describe, numbered, order_table, outcome_counts, why
 from .hold import choice_point, install_hold
 from .moves import FAULT_WORDS, batch_item, item_move, parse_move
 from .orders import explore
 from .settings import DEFAULT_CONSISTENCY, MAX_SCHEDULES, ONLY_ORDERS, WINDOW
 from .stepper import Stepper, replay, streams_in
 
-__all__ = ["Crashed", "DEFAULT_CONSISTENCY", "ExplorationError", "FAULT_WORDS", "MAX_SCHEDULES", "ONLY_ORDERS",
+__all__ = ["anomalies", "why", "Crashed", "DEFAULT_CONSISTENCY", "ExplorationError", "FAULT_WORDS", "MAX_SCHEDULES", "ONLY_ORDERS",
            "Stepper", "Stopped", "TooManyOrders", "WINDOW", "batch_item", "choice_point", "describe", "explore",
            "install_hold", "item_move", "numbered", "order_table", "outcome_counts", "parse_move", "replay",
            "streams_in"]

@@ -37,7 +37,7 @@ def history(steps):
 
 
 def operations(steps, requests, names):
-    """(first step, last step, client, type, value) of each request, in the order they were sent."""
+    """(first step, last step, client, type, value, [its operation]) of each request, in the order they were sent."""
     first, last, reads, landed = {}, {}, {}, {}
     for place, step in enumerate(steps):
         request = step.request if isinstance(step, (ItemRead, Reveal)) else step
@@ -56,7 +56,8 @@ def operations(steps, requests, names):
         read = reads.get(id(request), []) + versions["reads"]
         value = ([["r", names[entry[0]], value_of(entry)] for entry in read]
                  + [["w", names[entry[0]], value_of(entry)] for entry in written])
-        found.append((first[id(request)], last[id(request)], request.client, outcome(request), value))
+        found.append((first[id(request)], last[id(request)], request.client, outcome(request), value,
+                      [request.operation]))
     return found
 
 
@@ -72,14 +73,14 @@ def attempts(recorded):
         if client == RESET:
             continue
         if op["type"] == "invoke":
-            current.setdefault(client, [op["time"], None, client, "ok", []])
+            current.setdefault(client, [op["step"], None, client, "ok", [], []])
         elif op["type"] == "fail":
             attempt = current.pop(client)
             if attempt[1] is not None:
                 grouped.append(tuple(attempt))
         else:
             attempt = current[client]
-            attempt[1], attempt[4] = op["time"], attempt[4] + op["value"]
+            attempt[1], attempt[4], attempt[5] = op["step"], attempt[4] + op["value"], attempt[5] + op["requests"]
             attempt[3] = "info" if "info" in (attempt[3], op["type"]) else "ok"
     grouped += [tuple(attempt) for attempt in current.values() if attempt[1] is not None]
     return {"ops": renumbered(reset + records(grouped)), "version_order": recorded["version_order"]}
@@ -134,21 +135,23 @@ def initial_writes(steps, names):
     if not existing:
         return []
     writes = [["w", name, 0] for name in existing]
-    return [{"process": RESET, "type": kind, "f": "txn", "value": writes} for kind in ("invoke", "ok")]
+    return [{"process": RESET, "type": kind, "f": "txn", "value": writes, "requests": ["reset()"]}
+            for kind in ("invoke", "ok")]
 
 
 def records(operations):
-    """Elle's records of (first step, last step, client, type, value) operations: each invoked at its first step (its
-    reads' values not known yet) and done at its last, in the order of the steps (an invocation before a completion
-    at the same step); a refused one's value empty."""
+    """Elle's records of (first step, last step, client, type, value, requests) operations: each invoked at its first
+    step (its reads' values not known yet) and done at its last, in the order of the steps (an invocation before a
+    completion at the same step); a refused one's value empty. "step" is the step it is invoked or done at, "requests"
+    names the requests it is made of."""
     invoked = [(first, 0, client, "invoke", [] if kind == "fail" else [[f, key, None if f == "r" else v]
-                                                                       for f, key, v in value])
-               for first, _, client, kind, value in operations]
-    completed = [(last, 1, client, kind, [] if kind == "fail" else value)
-                 for _, last, client, kind, value in operations]
+                                                                       for f, key, v in value], requests)
+               for first, _, client, kind, value, requests in operations]
+    completed = [(last, 1, client, kind, [] if kind == "fail" else value, requests)
+                 for _, last, client, kind, value, requests in operations]
     events = sorted(invoked + completed, key=lambda event: event[:2])
-    return [{"process": client, "type": kind, "f": "txn", "value": value, "time": place}
-            for place, _, client, kind, value in events]
+    return [{"process": client, "type": kind, "f": "txn", "value": value, "step": place, "requests": requests}
+            for place, _, client, kind, value, requests in events]
 
 
 def renumbered(ops):
