@@ -26,11 +26,9 @@ RESET = "reset"
 
 
 def history(steps):
-    """{"ops": Elle-shaped records, "version_order": {item: [versions]}} of an order's steps, one operation per request,
-    or None off the lab server's model (no request said what it read and wrote)."""
+    """{"ops": Elle-shaped records, "version_order": {item: [versions]}} of an order's steps (explored on the lab
+    server's model: its requests say what they read and wrote), one operation per request."""
     requests = [step for step in steps if isinstance(step, Request)]
-    if not any(request.versions for request in requests):
-        return None
     names = item_names(steps)
     ops = initial_writes(steps, names) + records(operations(steps, requests, names))
     return {"ops": renumbered(ops), "version_order": version_order(ops)}

@@ -86,7 +86,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
                          "replies": tuple(request.reply for request in run.steps),
                          "results": results, "ok": bool(check(results)),
                          "write units": run.cost and run.cost[0], "on refused writes": run.cost and run.cost[1],
-                         "history": history(run.steps)})
+                         "history": history(run.steps) if run.modelled else None})
     frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok",
                                         "write units", "on refused writes", "history"])
     return frame.assign(doomed_at=doomed_steps(frame, prints))
