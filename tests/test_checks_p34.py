@@ -85,6 +85,13 @@ def test_a_booking_checked_in_the_writers_own_region_fails_naming_the_arrival_th
     assert report.orders is not None and not report.orders["ok"].all()
 
 
+def test_the_figure_of_a_failing_booking_says_what_each_was_told_in_words():
+    figure = check_book_seat(condition_where_i_am).figure()
+    words = [text for trace in figure.data if trace.type == "scatter" and trace.text for text in trace.text]
+    assert "broken: alice booked, bob booked" in words
+    assert any(text.startswith("holds: alice booked, bob told it is taken") for text in words)
+
+
 def test_a_strong_read_of_the_home_region_trusted_for_a_write_elsewhere_fails():
     report = check_book_seat(trust_a_strong_read_at_home)
     assert not report.passed

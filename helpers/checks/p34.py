@@ -4,6 +4,7 @@ A global table here is made through DynamoDB's own API on the embedded lab serve
 MREC in us-east-1 and eu-west-1, MRSC in us-east-1 and us-west-2 with a witness in us-east-2. DynamoDB Local has no
 global tables, so the checkers need the lab server.
 """
+from .. import explore
 from ..lab import tables
 from ..lab.backend import connect
 from ..lab.trace import tracing
@@ -13,8 +14,8 @@ BOOKINGS, STRONG_BOOKINGS = "p34-bookings", "p34-strong-bookings"
 SEAT = "SEAT#12A"
 HOMES = {"SEAT#12A": "eu-west-1", "FLIGHT#1": "eu-west-1"}  # each seat's home Region: its writes go there
 MADE = set()  # the checkers' global tables that exist now: each is made again after it was dissolved
-NEEDS = ("global tables need the embedded lab server: DynamoDB Local has none, and on real AWS they take three "
-         "Regions and the opt-in")
+NEEDS = ("global tables need the embedded lab server: DynamoDB Local has none, and on real AWS they take replicas in "
+         "other Regions, which the explorer cannot time")
 WHY_LOST = (". Why: each write's condition is evaluated against its own Region's replica only, which had not yet "
             "received the other Region's write; when it arrived, the later write replaced the earlier one (last writer "
             "wins), and neither client was told. Send every write of an item to one Region, the item's home "
@@ -108,6 +109,7 @@ def explored_booking(exercise, book, clients, name, setup, calls, why):
             dissolve(name)
     if report:
         report.message += why(report.message)
+        report.scenario.outcome = told
         return report
     hidden = hidden_error(exercise, book, name, calls(clients)[0])
     if hidden:
@@ -115,6 +117,14 @@ def explored_booking(exercise, book, clients, name, setup, calls, why):
     regions = " and ".join(f"{person} ({region})" for person, region in zip(("alice", "bob"), clients))
     return Report(exercise, True, f"exactly one of {regions} booked {SEAT}, and every Region holds that booking{held}; "
                                   f"with {name} deleted, its error came out", 2, None)
+
+
+def told(results):
+    """What each of alice and bob was told, in words, for report.figure(): True is "booked", False "told it is
+    taken"."""
+    words = {True: "booked", False: "told it is taken"}
+    return ", ".join(f"{name} {words[result]}" if isinstance(result, bool) else f"{name} got {explore.describe(result)}"
+                     for name, result in results.items())
 
 
 def hidden_error(exercise, book, name, arguments):
