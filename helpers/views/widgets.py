@@ -422,7 +422,7 @@ class StepThrough:
             self.state = self.stepper.observe(self.show_state)
             self.output.outputs = (display_data(self.state),)
         ok, verdict = self.judged()
-        colour = "#2e7d32" if ok else "#b00"
+        colour = {True: "#2e7d32", False: "#b00"}.get(ok, "#555")  # grey: not a verdict yet, arrivals to play
         self.verdict_view.value = f"<b style='color:{colour}'>{html.escape(verdict)}</b>" if verdict else ""
 
     def _ipython_display_(self):
