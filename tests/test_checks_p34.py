@@ -85,10 +85,50 @@ def test_a_booking_checked_in_the_writers_own_region_fails_naming_the_arrival_th
     assert report.orders is not None and not report.orders["ok"].all()
 
 
+def test_the_figure_of_a_failing_booking_says_what_each_was_told_in_words():
+    figure = check_book_seat(condition_where_i_am).figure()
+    words = [text for trace in figure.data if trace.type == "scatter" and trace.text for text in trace.text]
+    assert "broken: alice booked, bob booked" in words
+    assert any(text.startswith("holds: alice booked, bob told it is taken") for text in words)
+
+
 def test_a_strong_read_of_the_home_region_trusted_for_a_write_elsewhere_fails():
     report = check_book_seat(trust_a_strong_read_at_home)
     assert not report.passed
     assert "both told they booked" in report.message and "arrives in" in report.message
+
+
+def routed_home_every_error_false(clients, here, seat, holder):
+    """Broken: the right booking, wrapped so that every error reads as 'someone holds it'."""
+    try:
+        return routed_home(clients, here, seat, holder)
+    except Exception:
+        return False
+
+
+def test_a_right_booking_that_returns_false_on_every_error_fails_when_the_table_is_missing():
+    report = check_book_seat(routed_home_every_error_false)
+    assert not report.passed
+    assert report.message.startswith("with p34-bookings deleted, book_seat returned False instead of raising "
+                                     "ResourceNotFoundException")
+    assert "Catch only ConditionalCheckFailedException" in report.message
+
+
+def test_a_cell_run_before_setup_raises_name_error_and_records_no_attempt():
+    namespace = {}
+    exec("def book_seat(clients, here, seat, holder):\n"
+         "    try:\n"
+         "        clients[here].put_item(TableName='p34-bookings', Item={'PK': seat, 'holder': holder})\n"
+         "    except ClientError:\n"
+         "        return False\n"
+         "    return True\n", namespace)
+    with pytest.raises(NameError, match="name 'ClientError' is not defined, and book_seat uses it"):
+        check_book_seat(namespace["book_seat"])
+    namespace = {}
+    exec("def book_strong(client, seat, holder):\n"
+         "    return [taken for taken in [client.put_item(TableName='x', Item={'PK': seat})] if Missing]\n", namespace)
+    with pytest.raises(NameError, match="'Missing'"):
+        check_book_strong(namespace["book_strong"])
 
 
 def test_the_checker_leaves_no_global_table_behind(lab):
@@ -128,6 +168,21 @@ def every_error_a_refusal(client, seat, holder):
         return transaction(client, seat, holder)
     except ClientError:
         return False
+
+
+def conditional_put_every_error_false(client, seat, holder):
+    """Broken: the right MRSC booking, wrapped so that every error reads as 'someone holds it'."""
+    try:
+        return conditional_put(client, seat, holder)
+    except Exception:
+        return False
+
+
+def test_a_right_mrsc_booking_that_returns_false_on_every_error_fails_when_the_table_is_missing():
+    report = check_book_strong(conditional_put_every_error_false)
+    assert not report.passed
+    assert report.message.startswith("with p34-strong-bookings deleted, book_strong returned False instead of raising "
+                                     "ResourceNotFoundException")
 
 
 def test_one_conditional_write_on_mrsc_passes_though_the_conflicts_are_retried():

@@ -234,6 +234,24 @@ def test_a_version_checked_write_that_is_not_retried_is_caught_raising_when_the_
                                    f"{of} distinct orders in which alice and bob's requests can reach DynamoDB)")
 
 
+def every_error_false(add_view):
+    """Broken: `add_view`, wrapped so that every error reads as a view counted (False, not raised)."""
+    def wrapped(post_model, post_id, connection):
+        try:
+            return add_view(post_model, post_id, connection)
+        except Exception:
+            return False
+    return wrapped
+
+
+def test_a_right_view_that_returns_false_on_every_error_is_caught_when_its_table_is_missing():
+    report = check_add_view(every_error_false(transacted(transact_the_views)))
+    assert not report.passed
+    assert report.message.startswith("with p36-libraries deleted, add_view returned False instead of raising: it hides "
+                                     "errors that are not refusals")
+    assert report.message.endswith("(one call at a time)")
+
+
 def test_the_notebooks_starting_add_view_is_caught_and_its_solution_passes():
     add_view, add_view_solution = notebook_functions(NOTEBOOK, "add_view", "add_view_solution")
     assert check_add_view(add_view).schedule == ("alice", "bob", "bob", "alice")

@@ -16,6 +16,7 @@ from helpers.explore import explore
 from helpers.knobs import get_knobs, set_knobs
 from helpers.meter import table_counters
 from helpers.tables import dissolve
+from helpers.widgets import step_through
 
 TABLE = "p34-global"
 KEY = {"KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
@@ -222,6 +223,39 @@ def test_an_mrsc_table_refuses_transactions_ttl_and_changes_to_its_regions(regio
                                                                "STRONG.")
 
 
+def raw_client(lab, region):
+    """A plain boto3 DynamoDB client for `region` at the lab server's endpoint: none of the lab's helpers."""
+    return boto3.client("dynamodb", endpoint_url=lab.endpoint, region_name=region, aws_access_key_id="lab",
+                        aws_secret_access_key="lab")
+
+
+@pytest.mark.parametrize("replica, witness", [("eu-west-1", "us-east-2"), ("us-west-2", "eu-west-1")])
+def test_over_raw_boto3_an_mrsc_table_across_the_us_and_eu_region_sets_is_refused(lab, regions, replica, witness):
+    us = raw_client(lab, "us-east-1")
+    code, message = refusal(us.update_table, MultiRegionConsistency="STRONG",
+                            ReplicaUpdates=[{"Create": {"RegionName": replica}}],
+                            GlobalTableWitnessUpdates=[{"Create": {"RegionName": witness}}])
+    assert code == "ValidationException"
+    assert message.startswith("The Regions of a global table with MultiRegionConsistency set to STRONG must all be in "
+                              "one Region set")
+    assert f"these are in US and EU: [us-east-1, {replica}, {witness}]" in message
+    assert TABLE not in raw_client(lab, replica).list_tables()["TableNames"]
+    assert not GLOBAL_MEMBERS & set(us.describe_table(TableName=TABLE)["Table"])
+
+
+def test_over_raw_boto3_an_mrsc_table_of_three_eu_regions_is_made(lab, regions):
+    eu = raw_client(lab, "eu-west-1")
+    eu.create_table(TableName=TABLE, **KEY)
+    try:
+        answer = eu.update_table(TableName=TABLE, MultiRegionConsistency="STRONG",
+                                 ReplicaUpdates=[{"Create": {"RegionName": "eu-central-1"}}],
+                                 GlobalTableWitnessUpdates=[{"Create": {"RegionName": "eu-west-2"}}])["TableDescription"]
+        assert answer["MultiRegionConsistency"] == "STRONG"
+    finally:
+        with tracing(False):
+            dissolve(TABLE, [eu, raw_client(lab, "eu-central-1")])
+
+
 def test_an_mrsc_tables_mode_is_set_once(regions):
     strong(regions)
     us = regions["us-east-1"]
@@ -410,6 +444,32 @@ def test_explored_each_replicated_write_arrives_as_a_move_and_two_version_checke
     assert moved == {"eu-west-1", "us-east-1"}  # each write reaches the other Region (unread streams: no moves)
     assert any(step.startswith("eu-west-1: p34-global {PK: 'seat'} as written in us-east-1 arrives in eu-west-1")
                for steps in orders["steps"] for step in steps)
+
+
+def test_the_step_through_panels_verdict_waits_for_every_arrival_and_says_how_many_are_left(lagging):
+    us, eu = lagging
+
+    def nobody_lost(results):
+        """Everyone told OK holds the seat in both Regions."""
+        told = {name for name, answer in results.items() if answer == "OK"}
+        return all(told <= {seat(client).get("holder")} for client in (us, eu))
+
+    panel = step_through({"alice": lambda: booked(us, "alice"), "bob": lambda: booked(eu, "bob")},
+                         reset=lambda: [client.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
+                                        for client in (us, eu)], check=nobody_lost)
+    panel.step("alice")
+    panel.step("bob")  # both wrote version 2, each in its own Region, before either write arrived
+    assert panel.verdict == ("every client done: alice → 'OK', bob → 'OK' · 2 arrivals in another Region and 2 stream "
+                             "records still to play: press them for the verdict")
+    assert panel.judged()[0] is None and "#555" in panel.verdict_view.value  # grey, neither holds nor BROKEN
+    for move in [move for move in panel.move_buttons if move.startswith("stream#")]:
+        panel.step(move)
+    panel.step(next(move for move in panel.move_buttons if move.startswith("eu-west-1#")))
+    assert panel.verdict.endswith("· 1 arrival in another Region still to play: press it for the verdict")
+    while panel.move_buttons:  # the arrival in us-east-1, then the record it puts in that replica's stream
+        assert panel.judged()[0] is None
+        panel.step(next(iter(panel.move_buttons)))
+    assert panel.verdict == "all done: alice → 'OK', bob → 'OK' · the invariant is BROKEN"
 
 
 def test_explored_on_mrsc_a_write_meeting_another_regions_write_in_flight_is_retried_never_lost(regions, lab,

@@ -126,6 +126,16 @@ def test_items_of_one_partition_becoming_visible_are_named_by_the_sort_key_that_
         wallet: "WALLET visible", ledger: "WITHDRAWAL#w-1 visible", "GetItem": "GetItem"}
 
 
+def test_a_write_arriving_in_another_region_is_named_in_two_lines_in_a_taller_row():
+    arrival = "p34-seats {PK: 'FLIGHT#1'} as written in us-east-1 arrives in eu-west-1"
+    assert plots.cell_words([arrival]) == {arrival: "FLIGHT#1<br>→ eu-west-1"}
+    frame = pd.DataFrame({"schedule": [("alice", "eu-west-1#1")], "steps": [("alice: PutItem", f"eu-west-1: {arrival}")],
+                          "answers": [("OK", "OK")], "results": [{"alice": "OK"}], "ok": [True], "doomed_at": [-1]})
+    figure = plots.orders(frame, "lose a booking")
+    assert "FLIGHT#1<br>→ eu-west-1" in [text for bar in figure.data if bar.text for text in bar.text]
+    assert figure.layout.height == 150 + 44
+
+
 def test_a_write_with_a_fault_is_named_by_its_operation_in_its_cell_and_in_full_on_hover():
     frame = pd.DataFrame({
         "schedule": [("bob", "alice!lost", "alice", "bob!crash")],

@@ -11,6 +11,8 @@ breaks it.
 Last, one call meets a table that does not exist: an error that is not a refusal must come out of the
 learner's function, not be swallowed into an answer.
 """
+import builtins
+import dis
 import threading
 import time
 from contextlib import contextmanager, nullcontext
@@ -493,3 +495,23 @@ def run_timeline(log, title):
     figure.update_layout(title=title, xaxis_title="time since release (ms)", yaxis_title="concurrent call",
                          legend_title="outcome", barmode="overlay", height=200 + 18 * len(log))
     return figure
+
+
+def unbound_globals(function):
+    """The global names `function` (and the functions and lambdas inside it) reads that neither its module nor
+    builtins define: a cell run before the notebook's Setup, or a typo."""
+    codes, names = [function.__code__], []
+    while codes:
+        code = codes.pop()
+        codes.extend(const for const in code.co_consts if hasattr(const, "co_code"))
+        names += [instruction.argval for instruction in dis.get_instructions(code) if instruction.opname == "LOAD_GLOBAL"]
+    return [name for name in dict.fromkeys(names)
+            if name not in function.__globals__ and not hasattr(builtins, name)]
+
+
+def require_names(function):
+    """Raise the NameError the learner's function would meet, before a checker runs it: not a finding to record, a
+    cell to run first (the lab's kernels add which one: helpers/lab/kernel_hints.py)."""
+    unbound = unbound_globals(function)
+    if unbound:
+        raise NameError(f"name {unbound[0]!r} is not defined, and {function.__name__} uses it", name=unbound[0])

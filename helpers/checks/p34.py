@@ -4,17 +4,18 @@ A global table here is made through DynamoDB's own API on the embedded lab serve
 (helpers/labserver/replication/globaltables.py): MREC in us-east-1 and eu-west-1, MRSC in us-east-1 and us-west-2 with
 a witness in us-east-2. DynamoDB Local has no global tables, so the checkers need the lab server.
 """
+from .. import explore
 from ..lab import tables
 from ..lab.backend import connect
 from ..lab.trace import tracing
-from . import Report, exhaustive
+from . import Report, exhaustive, require_names
 
 BOOKINGS, STRONG_BOOKINGS = "p34-bookings", "p34-strong-bookings"
 SEAT = "SEAT#12A"
 HOMES = {"SEAT#12A": "eu-west-1", "FLIGHT#1": "eu-west-1"}  # each seat's home Region: its writes go there
 MADE = set()  # the checkers' global tables that exist now: each is made again after it was dissolved
-NEEDS = ("global tables need the embedded lab server: DynamoDB Local has none, and on real AWS they take three "
-         "Regions and the opt-in")
+NEEDS = ("global tables need the embedded lab server: DynamoDB Local has none, and on real AWS they take replicas in "
+         "other Regions, which the explorer cannot time")
 WHY_LOST = (". Why: each write's condition is evaluated against its own Region's replica only, which had not yet "
             "received the other Region's write; when it arrived, the later write replaced the earlier one (last writer "
             "wins), and neither client was told. Send every write of an item to one Region, the item's home "
@@ -25,6 +26,9 @@ WHY_TRANSACTION = (". Why: MRSC global tables refuse transactions (TransactWrite
                    "one conditional PutItem or UpdateItem, which is checked against the latest version in every Region")
 WHY_HIDDEN = (". Why: an error other than the refusal (DynamoDB refusing the request itself: an MRSC table refuses "
               "transactions) was turned into the answer False. Catch only ConditionalCheckFailedException")
+HIDDEN = ("with {table} deleted, {exercise} returned {answer!r} instead of raising ResourceNotFoundException: it hides "
+          "errors that are not refusals (a Region without the table, throttling, a network error would each read as "
+          "'someone holds the seat'). Catch only ConditionalCheckFailedException and let every other error raise")
 
 
 def home_region(seat):
@@ -87,10 +91,17 @@ def booking_problem(clients, name, log):
     return None
 
 
-def explored_booking(exercise, book, clients, name, setup, calls, why):
-    """Explore alice's and bob's calls `calls(clients)` of book in every order, from setup(); a Report."""
+def checkable(exercise, book):
+    """Refuse what cannot be checked before anything runs, and record nothing: not a function, or a function reading a
+    name this kernel has not defined (a cell run before Setup)."""
     if not callable(book):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {book!r}.")
+    require_names(book)
+
+
+def explored_booking(exercise, book, clients, name, setup, calls, why):
+    """Explore alice's and bob's calls `calls(clients)` of book in every order, from setup(); then alice's call once
+    with the table deleted, which must raise; a Report."""
     try:
         report, held = exhaustive(exercise, book, setup, calls, lambda state, log: booking_problem(clients, name, log))
     finally:
@@ -98,10 +109,33 @@ def explored_booking(exercise, book, clients, name, setup, calls, why):
             dissolve(name)
     if report:
         report.message += why(report.message)
+        report.scenario.outcome = told
         return report
+    hidden = hidden_error(exercise, book, name, calls(clients)[0])
+    if hidden:
+        return Report(exercise, False, hidden, 1, None)
     regions = " and ".join(f"{person} ({region})" for person, region in zip(("alice", "bob"), clients))
-    return Report(exercise, True, f"exactly one of {regions} booked {SEAT}, and every Region holds that booking{held}",
-                  2, None)
+    return Report(exercise, True, f"exactly one of {regions} booked {SEAT}, and every Region holds that booking{held}; "
+                                  f"with {name} deleted, its error came out", 2, None)
+
+
+def told(results):
+    """What each of alice and bob was told, in words, for report.figure(): True is "booked", False "told it is
+    taken"."""
+    words = {True: "booked", False: "told it is taken"}
+    return ", ".join(f"{name} {words[result]}" if isinstance(result, bool) else f"{name} got {explore.describe(result)}"
+                     for name, result in results.items())
+
+
+def hidden_error(exercise, book, name, arguments):
+    """Call book(*arguments) once with the table `name` deleted in every Region; the message if it returned instead of
+    raising, else None."""
+    try:
+        with tracing(False):
+            answer = book(*arguments)
+    except Exception:  # any error that comes out is what we want: it was not hidden
+        return None
+    return HIDDEN.format(table=name, exercise=exercise, answer=answer)
 
 
 def unavailable(exercise):
@@ -113,6 +147,7 @@ def check_book_seat(book_seat):
     """Explore book_seat(clients, here, seat, holder) on a two-Region MREC table: alice calls it in us-east-1 and bob
     in eu-west-1 for the same free seat, in every order their requests and the replicated writes' arrivals can take;
     exactly one must be told True, and every Region must end holding that one's booking."""
+    checkable("book_seat", book_seat)
     lab = connect(quiet=True)
     if lab.kind != "embedded":
         return unavailable("book_seat")
@@ -143,6 +178,7 @@ def check_book_strong(book_strong):
     """Explore book_strong(client, seat, holder) on an MRSC table: alice calls it with her us-east-1 client and bob with
     his us-west-2 client for the same free seat, in every order, with every write in flight until it is replicated;
     exactly one must be told True, and both Regions must hold that one's booking."""
+    checkable("book_strong", book_strong)
     lab = connect(quiet=True)
     if lab.kind != "embedded":
         return unavailable("book_strong")

@@ -236,6 +236,18 @@ def check_add_view(add_view):
         """alice adds a view while bob renames the post to 'Hello, world'."""
         return [(add_view, post_model_, POST, connection), (rename, post_model_, "Hello, world")]
 
+    def hidden(table):
+        """One view once the table is deleted: the error must come out of add_view, not an answer."""
+        table.delete()
+        table.wait_until_not_exists()
+        try:
+            answer = add_view(post_model_, POST, connection)
+        except Exception:  # any error that comes out is what we want: it was not hidden
+            return None
+        return (f"with {TABLE} deleted, add_view returned {answer!r} instead of raising: it hides errors that are not "
+                "refusals (a view that was never written reads as counted). Catch only the refusal you retry on (the "
+                "cancelled transaction, or the failed version check) and let every other error raise")
+
     with tracing(False):
         return attack("add_view", client, fresh_post, calls, invariant, sizes=SIZES, tries=TRIES, orders_of=one_of_each,
-                      faults=("lost_response",) if lab.kind == "embedded" else ())
+                      faults=("lost_response",) if lab.kind == "embedded" else (), probe=hidden)

@@ -256,7 +256,8 @@ def cell_words(steps):
     """{step: its words short enough for a cell}. A transaction's item becoming visible ("TransactWriteItems makes
     {PK: 'USER#grace', SK: 'PROFILE'} visible") is named by the part of its key that tells the items apart
     ("USER#grace visible"); a record entering a stream is named by its item's key ("ORDER#1 in stream"), a replicated
-    write by its key and Region ("ORDER#1 → eu-west-1"); a read an older
+    write by its key and, on a line of its own, the Region it arrives in ("ORDER#1<br>→ eu-west-1": one line would
+    shrink to unreadable); a read an older
     copy answered is "Query (stale)"; a write with a fault is its operation
     alone ("PutItem": the cell's colour and the legend say "response lost" or "crashes"); other steps keep their
     words."""
@@ -273,7 +274,7 @@ def cell_words(steps):
             words[step] = f"{entering[step]} in stream"
         elif " arrives in " in step and "'" in step:
             key = " ".join(re.findall(r"'([^']*)'", step.split("}")[0]))
-            words[step] = f"{key} → {step.rpartition(' ')[2]}"
+            words[step] = f"{key}<br>→ {step.rpartition(' ')[2]}"
         elif step in keys:
             key = keys[step]
             words[step] = (key[telling] if telling is not None and telling < len(key) else " ".join(key)) + " visible"
@@ -342,6 +343,7 @@ def orders(frame, broken, outcome=None):
         figure.add_scatter(x=[None], y=[None], mode="markers", name="point of no return",
                            marker={"symbol": "square-open", "size": 14, "color": COLOURS["lost"], "line": {"width": 3}})
     bad = int((~frame["ok"]).sum())
+    row_height = 44 if any("<br>" in text for text in words.values()) else 30  # two lines of a cell stay readable
     arrivals = {parse_move(move)[0] for move in clients if parse_move(move)[1] == "#"}
     step_title = "step (one request reaches DynamoDB)"
     if arrivals:
@@ -350,7 +352,7 @@ def orders(frame, broken, outcome=None):
     figure.update_layout(
         title={"text": f"{bad} of {len(frame)} distinct orders {broken}" if bad
                else f"None of the {len(frame)} distinct orders {broken}", "y": 0.98, "yanchor": "top"},
-        barmode="overlay", height=150 + 30 * len(rows), margin={"t": 80, "r": 20, "b": 50},
+        barmode="overlay", height=150 + row_height * len(rows), margin={"t": 80, "r": 20, "b": 50},
         xaxis={"title": step_title, "range": [-0.1, longest * 1.9 + 1], "dtick": 1,
                "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},
         yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": names},

@@ -376,15 +376,19 @@ class StepThrough:
 
     @property
     def verdict(self):
-        """'' while clients are still running; then what they returned and whether the check held (or the judge's
-        words)."""
+        """'' while clients are still running; then what they returned and, once every arrival is played, whether the
+        check held (or the judge's words)."""
         return self.judged()[1]
 
     def judged(self):
-        """(ok, the verdict): ok is the judge's or the check's answer once every client is done, else None."""
+        """(ok, the verdict): ok is the judge's or the check's answer once every client is done and every arrival
+        played, else None (with every client done, the verdict says how many arrivals are still to play)."""
         if not self.stepper.done:
             return None, ""
         returned = ", ".join(f"{name} → {explore.describe(r)}" for name, r in self.stepper.results.items())
+        pending = list(self.stepper.moves())
+        if pending:
+            return None, f"every client done: {returned} · {still_to_play(pending)}"
         if self.judge is not None:
             ok, words = self.judge(self.stepper.results, self.history)
         else:
@@ -418,11 +422,22 @@ class StepThrough:
             self.state = self.stepper.observe(self.show_state)
             self.output.outputs = (display_data(self.state),)
         ok, verdict = self.judged()
-        colour = "#2e7d32" if ok else "#b00"
+        colour = {True: "#2e7d32", False: "#b00"}.get(ok, "#555")  # grey: not a verdict yet, arrivals to play
         self.verdict_view.value = f"<b style='color:{colour}'>{html.escape(verdict)}</b>" if verdict else ""
 
     def _ipython_display_(self):
         display(self.view)
+
+
+def still_to_play(pending):
+    """The panel's words for the moves still to play once every client is done: `pending` names them ("eu-west-1#1", a
+    write arriving in another Region; "stream#2", a record entering its stream)."""
+    records = sum(explore.parse_move(move)[0] == "stream" for move in pending)
+    arrivals = len(pending) - records
+    kinds = [words for count, words in
+             ((arrivals, f"{arrivals} arrival{'s' if arrivals > 1 else ''} in another Region"),
+              (records, f"{records} stream record{'s' if records > 1 else ''}")) if count]
+    return f"{' and '.join(kinds)} still to play: press {'it' if len(pending) == 1 else 'them'} for the verdict"
 
 
 def step_answer(request, steps, held=()):

@@ -17,9 +17,10 @@ What DynamoDB does, and the pages that say it:
   on a witness." "A MRSC global table can be configured with either three replicas, or with two replicas and one
   witness", the witness "within the same Region set: US ... us-east-1, us-east-2, us-west-2; EU ... eu-west-1,
   eu-west-2, eu-west-3, eu-central-1; AP ... ap-northeast-1, ap-northeast-2, ap-northeast-3" (API reference,
-  UpdateTable, CreateGlobalTableWitnessGroupMemberAction). The lab checks that each of the three Regions is in one of
-  those sets, not that they share one: real DynamoDB accepted a eu-west-1 replica with a us-east-2 witness (finding
-  DDB-TABLE-257 of the catalogue named next).
+  UpdateTable, CreateGlobalTableWitnessGroupMemberAction). The lab refuses three Regions that are not all in one
+  set, as that page says, with a ValidationException of its own words (DynamoDB's are not documented). One capture
+  of real DynamoDB once accepted a eu-west-1 replica with a us-east-2 witness (finding DDB-TABLE-257 of the catalogue
+  named next, attempt 1); the lab follows the document.
 - MRSC: "MRSC global tables do not support transaction operations and will return an error if those operations are
   invoked on an MRSC replica" (Developer Guide, global tables, how it works: Transactions); it supports no TTL and no
   local secondary indexes, and is created from an empty table with all three Regions at once (Developer Guide,
@@ -116,8 +117,9 @@ from .regions import find_table, here
 VERSION = "2019.11.21"
 SETTINGS_MODE = "ENABLED_WITH_OVERRIDES"
 STRONG, EVENTUAL = "STRONG", "EVENTUAL"
-MRSC_REGIONS = frozenset({"us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-west-2", "eu-west-3", "eu-central-1",
-                          "ap-northeast-1", "ap-northeast-2", "ap-northeast-3"})  # the Region sets, API reference
+REGION_SETS = {"US": ("us-east-1", "us-east-2", "us-west-2"), "EU": ("eu-west-1", "eu-west-2", "eu-west-3", "eu-central-1"),
+               "AP": ("ap-northeast-1", "ap-northeast-2", "ap-northeast-3")}  # MRSC's Region sets, API reference
+MRSC_REGIONS = frozenset(region for regions in REGION_SETS.values() for region in regions)
 GLOBAL_MEMBERS = ("ReplicaUpdates", "MultiRegionConsistency", "GlobalTableWitnessUpdates")
 OTHER_CHANGES = ("AttributeDefinitions", "BillingMode", "ProvisionedThroughput", "GlobalSecondaryIndexUpdates",
                  "StreamSpecification", "SSESpecification", "TableClass", "DeletionProtectionEnabled",
@@ -139,6 +141,10 @@ NOT_MEMBERS = ("Update global table operation failed because one or more {kind} 
                "Please retry the request without these {kind}: [{regions}].")
 REPLICA_COUNT = "Unsupported replica count for global tables with MultiRegionConsistency set to STRONG."
 MRSC_REGION = "Unsupported Region(s) specified for global tables with MultiRegionConsistency set to STRONG: [{}]."
+MRSC_REGION_SETS = ("The Regions of a global table with MultiRegionConsistency set to STRONG must all be in one Region "
+                    "set (US: us-east-1, us-east-2, us-west-2; EU: eu-west-1, eu-west-2, eu-west-3, eu-central-1; AP: "
+                    "ap-northeast-1, ap-northeast-2, ap-northeast-3); these are in {}: [{}]. (API reference, "
+                    "CreateGlobalTableWitnessGroupMemberAction)")
 WITNESS_NEEDS_STRONG = "MultiRegionConsistency must be set as STRONG when GlobalTableWitnessUpdates parameter is present."
 WITNESS_HERE = ("Cannot add a witness in the same region as an existing replica when creating a global table with "
                 "MultiRegionConsistency set to STRONG.")
@@ -385,6 +391,9 @@ def strong_creation_refusal(table, group, replicas, witnesses):
     unsupported = [region for region in dict.fromkeys(regions) if region not in MRSC_REGIONS]
     if unsupported:
         return error("ValidationException", MRSC_REGION.format(", ".join(unsupported)))
+    sets = list(dict.fromkeys(region_set(region) for region in regions))
+    if len(sets) > 1:
+        return error("ValidationException", MRSC_REGION_SETS.format(" and ".join(sets), ", ".join(regions)))
     if any(region == local for _, region in witnesses):
         return error("ValidationException", WITNESS_HERE)
     if len(set(regions)) != 3:
@@ -397,6 +406,11 @@ def strong_creation_refusal(table, group, replicas, witnesses):
               "it holds items; an MRSC global table is created from an empty table" if len(table)
               else None)
     return None if reason is None else error("ValidationException", MRSC_FROM.format(table.name, reason))
+
+
+def region_set(region):
+    """The name of the MRSC Region set ("US", "EU" or "AP") that `region` is in."""
+    return next(name for name, regions in REGION_SETS.items() if region in regions)
 
 
 def strong_group_refusal(group, mode, replicas, witnesses):
