@@ -12,7 +12,7 @@ SETUP_FIRST = ("This kernel has not run the notebook's cells above this one (it 
 
 def setup_has_run():
     """True once this kernel has connected to a backend, as every Setup cell does."""
-    backend = sys.modules.get("helpers.backend")
+    backend = sys.modules.get("helpers.lab.backend")
     return backend is not None and backend._lab is not None
 
 
