@@ -32,12 +32,6 @@ def pins_of(name):
     return {name: version for name, version, _ in locked.pinned_lines((ROOT / name).read_text())}
 
 
-def lock_requirements(lock):
-    """The lock's requirement lines (`name==version ; marker`), as Binder's file must list them."""
-    return [f"{name}=={version}" + (f" ; {marker}" if marker else "")
-            for name, version, marker in locked.pinned_lines((ROOT / lock).read_text())]
-
-
 def copy_set_up(where):
     """A copy of the files `make` reads to install the lab."""
     for name in SET_UP_FILES:
@@ -97,18 +91,6 @@ def test_a_changed_lock_reinstalls_and_nothing_else_does(tmp_path):
     os.utime(tmp_path / "requirements.lock", (later + 60, later + 60))
     installs = [line for line in planned(tmp_path, "lab") if " install " in line]
     assert len(installs) == 1 and "-r requirements.lock" in installs[0]
-
-
-def test_the_conda_environment_installs_the_test_lock_and_the_helpers():
-    environment = yaml.safe_load((ROOT / "environment.yml").read_text())
-    pip_section = next(entry["pip"] for entry in environment["dependencies"] if isinstance(entry, dict))
-    assert pip_section == ["-r requirements-test.lock", "-e ."]
-
-
-def test_binder_pins_exactly_the_lab_lock():
-    environment = yaml.safe_load((ROOT / "binder" / "environment.yml").read_text())
-    pip_section = next(entry["pip"] for entry in environment["dependencies"] if isinstance(entry, dict))
-    assert pip_section == lock_requirements("requirements.lock"), "run `make lock`, which rewrites binder/environment.yml"
 
 
 def test_binder_postbuild_and_the_compose_lab_add_only_the_helpers_to_the_lab_lock():

@@ -91,7 +91,7 @@ def test_what_the_wheelhouse_lacks_is_refused_not_fetched(wheelhouse, fresh_pyth
 
 def planned_commands(tmp_path, target, with_wheelhouse):
     """What `make -n <target>` would run in a copy of the set-up files, with or without a wheelhouse/."""
-    for name in ("Makefile", "requirements.txt", "requirements-test.txt", "pyproject.toml"):
+    for name in ("Makefile", "requirements.lock", "requirements-test.lock", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path)
     shutil.copytree(ROOT / "jupyter", tmp_path / "jupyter")
     if with_wheelhouse:

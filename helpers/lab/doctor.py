@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import locked
+from helpers.lab import locked
 
 ROOT = Path(__file__).resolve().parents[2]
 MINIMUM_PYTHON = (3, 11)
