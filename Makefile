@@ -69,10 +69,11 @@ bench: $(TEST_INSTALLED)
 doctor: $(LAB_INSTALLED)
 	$(BIN)/python -m helpers.doctor
 
-wheelhouse:
-	$(PYTHON) -m venv $(VENV)
+# Every wheel the locks install here, plus the few pins only other platforms install (for `make upgrade` offline).
+wheelhouse: $(LAB_INSTALLED)
 	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary=:all: --dest $(WHEELHOUSE) \
 		$(LAB_LOCK:%=-r %) $(LAYER_LOCKS:%=-r %) "setuptools>=68" wheel
+	$(BIN)/python tools/lock.py elsewhere $(WHEELHOUSE) $(LAB_LOCK) $(LAYER_LOCKS)
 	@echo "$(WHEELHOUSE)/: $$(ls $(WHEELHOUSE) | wc -l) wheels, $$(du -sh $(WHEELHOUSE) | cut -f1); make lab, test and doctor now install from it"
 
 guide: $(LAB_INSTALLED)

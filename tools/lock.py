@@ -3,6 +3,7 @@
     python tools/lock.py binder requirements.lock binder/environment.yml   copy the lab lock's pins into Binder's file
     python tools/lock.py prune requirements-test.lock                     uninstall what the lock does not name
     python tools/lock.py report BEFORE_DIR JUNIT_XML LOCK...              what an upgrade changed, and what it broke
+    python tools/lock.py elsewhere WHEELHOUSE LOCK...                     download the pins only other platforms install
 """
 import json
 import subprocess
@@ -15,6 +16,9 @@ from pathlib import Path
 
 from helpers.lab import locked
 
+# Where learners run the lab besides Linux, and the Pythons the lock resolves for.
+OTHER_PLATFORMS = ("win_amd64", "macosx_11_0_arm64", "macosx_10_9_x86_64", "manylinux_2_28_x86_64")
+PYTHONS = ("3.11", "3.12", "3.13", "3.14")
 BINDER_HEADER = """\
 # Binder / repo2docker installs this before the repository is copied into the image, so it can name no other file:
 # its pins are requirements.lock's, copied here by `make lock` (tests/test_lock.py checks); binder/postBuild then
@@ -121,7 +125,26 @@ def report(before_dir, junit, *locks):
         print("\nEvery test passed on the new set: review `git diff *.lock` and commit it.")
 
 
-COMMANDS = {"binder": write_binder, "prune": prune, "report": report}
+def pins_elsewhere(*locks):
+    """The `name==version` pins of the locks whose markers leave them out here (pywin32 on Linux, say)."""
+    here = {f"{name}=={version}" for lock in locks for name, version in locked.locked_versions(lock).items()}
+    return sorted({f"{name}=={version}" for lock in locks for name, version, _ in
+                   locked.pinned_lines(Path(lock).read_text())} - here)
+
+
+def download_elsewhere(wheelhouse, *locks):
+    """Download into the wheelhouse a wheel of each pin only other platforms install, so that uv can resolve for
+    every platform from the wheelhouse alone (`make upgrade` offline)."""
+    for pin in pins_elsewhere(*locks):
+        tries = ([f"--python-version={python}", *(f"--platform={platform}" for platform in OTHER_PLATFORMS)]
+                 for python in PYTHONS)
+        if not any(subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                                   f"--dest={wheelhouse}", *options, pin], capture_output=True).returncode == 0
+                   for options in tries):
+            sys.exit(f"no wheel of {pin} for {', '.join(OTHER_PLATFORMS)} on Python {', '.join(PYTHONS)}")
+
+
+COMMANDS = {"binder": write_binder, "prune": prune, "report": report, "elsewhere": download_elsewhere}
 
 if __name__ == "__main__":
     COMMANDS[sys.argv[1]](*sys.argv[2:])
