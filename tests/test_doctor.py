@@ -2,10 +2,12 @@
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from helpers import doctor
 from helpers.lab import locked
 
+ROOT = Path(__file__).resolve().parent.parent
 LINE = re.compile(r"^\[(ok|X|!)\] \S")
 
 
@@ -85,3 +87,12 @@ def test_a_venv_made_by_make_test_is_checked_against_the_test_lock_and_reinstall
     assert doctor.venv_lock(tmp_path) == (locked.LAB_LOCK, doctor.REINSTALL)
     (tmp_path / ".installed-test").touch()
     assert doctor.venv_lock(tmp_path) == (locked.TEST_LOCK, "rm -f .venv/.installed-* && make .venv/.installed-test")
+
+
+def test_the_readmes_sample_shows_one_line_per_check_and_the_locks_count():
+    readme = (ROOT / "README.md").read_text()
+    sample = readme.split("**A week before: `make doctor`.**", 1)[1].split("```", 2)[1]
+    checks = [line for line in sample.splitlines() if LINE.match(line)]
+    assert len(checks) == len(doctor.CHECKS), checks
+    assert f"[ok] {len(locked.locked_versions(locked.LAB_LOCK))} packages at the versions requirements.lock pins" in checks
+    assert f"[ok] {len(doctor.pinned_requirements())} pinned packages import at their pinned versions" in checks
