@@ -91,7 +91,8 @@ lock: $(TEST_INSTALLED)
 	$(COMPILE) $(LOCK_ARGS) requirements.txt -o $(LAB_LOCK)
 	$(foreach layer,$(LOCK_LAYERS),$(COMPILE) $(LOCK_ARGS) requirements.txt requirements-$(layer).txt \
 		-c $(LAB_LOCK) -o requirements-$(layer).lock;)
-	for lock in $(LAB_LOCK) $(LAYER_LOCKS); do if cmp -s $$lock build/lock/$$lock; then touch -r build/lock/$$lock $$lock; fi; done
+	for lock in $(LAB_LOCK) $(LAYER_LOCKS); do \
+		if cmp -s $$lock build/lock/$$lock; then touch -r build/lock/$$lock $$lock; fi; done
 	$(BIN)/python tools/lock.py binder $(LAB_LOCK) binder/environment.yml
 
 # Every package to its newest version within the direct pins' ranges, the tests and notebooks run on the new set,

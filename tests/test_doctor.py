@@ -19,7 +19,8 @@ def test_the_doctor_passes_here_with_one_marked_line_per_check_and_a_line_for_th
     assert len(checks) == len(doctor.CHECKS) and all(LINE.match(line) for line in checks), result.stdout
     assert not [line for line in checks if line.startswith("[X]")]
     assert any("read-then-put lost" in line and "ADD lost none" in line for line in checks)
-    assert f"[ok] {len(locked.locked_versions(locked.TEST_LOCK))} packages at the versions requirements-test.lock pins" in checks
+    test_lock = locked.locked_versions(locked.TEST_LOCK)
+    assert f"[ok] {len(test_lock)} packages at the versions requirements-test.lock pins" in checks
     assert ("[ok] notebook 36's libraries: aws-lambda-powertools 3.37.0, pynamodb 6.1.0, python-dynamodb-lock 0.9.1"
             in checks)
     assert re.fullmatch(r"ready: Python 3\.\d+\.\d+, lab \S+, JupyterLab \S+, race OK", lines[-1])
@@ -94,5 +95,11 @@ def test_the_readmes_sample_shows_one_line_per_check_and_the_locks_count():
     sample = readme.split("**A week before: `make doctor`.**", 1)[1].split("```", 2)[1]
     checks = [line for line in sample.splitlines() if LINE.match(line)]
     assert len(checks) == len(doctor.CHECKS), checks
-    assert f"[ok] {len(locked.locked_versions(locked.LAB_LOCK))} packages at the versions requirements.lock pins" in checks
+    lab_lock = locked.locked_versions(locked.LAB_LOCK)
+    assert f"[ok] {len(lab_lock)} packages at the versions requirements.lock pins" in checks
     assert f"[ok] {len(doctor.pinned_requirements())} pinned packages import at their pinned versions" in checks
+
+
+def test_a_missing_lock_is_a_cross_saying_to_run_from_a_clone(tmp_path):
+    line = str(doctor.check_lock(tmp_path / "requirements.lock", {}, doctor.REINSTALL))
+    assert line.startswith(f"[X] {tmp_path / 'requirements.lock'} is missing") and "in a clone of the lab" in line

@@ -23,7 +23,8 @@ from helpers.lab import locked
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = re.search(r"^LOCK_LAYERS := (.*)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
 LOCKS = ["requirements.lock", *(f"requirements-{layer}.lock" for layer in LAYERS)]
-SET_UP_FILES = ("Makefile", "pyproject.toml", *LOCKS, "requirements.txt", *(f"requirements-{layer}.txt" for layer in LAYERS))
+INPUTS = ["requirements.txt", *(f"requirements-{layer}.txt" for layer in LAYERS)]
+SET_UP_FILES = ("Makefile", "pyproject.toml", *LOCKS, *INPUTS)
 TARGETS = ("lab", "test", "stress", "bench", "doctor")
 
 
@@ -111,8 +112,8 @@ def test_this_environment_holds_exactly_its_lock():
     lock = ROOT / "requirements-test.lock"
     assert stamp.stat().st_mtime >= lock.stat().st_mtime, "the lock changed since this .venv was made: run `make test`"
     versions, installed = locked.locked_versions(lock), locked.installed_versions()
-    assert not locked.drift(versions, installed), "(package, lock, installed)"
-    assert not locked.unlocked(versions, installed), "installed, not in requirements-test.lock"
+    assert not (drifted := locked.drift(versions, installed)), f"(package, lock, installed): {drifted}; run `make test`"
+    assert not (extra := locked.unlocked(versions, installed)), f"installed, not in the lock: {extra}; run `make test`"
 
 
 def test_the_versions_the_docs_name_are_the_locks():
@@ -135,8 +136,9 @@ def tiny_wheel(house, name, version, requires=()):
         f"Requires-Dist: {requirement}\n" for requirement in requires)
     files = {f"{name}.py": f"VERSION = {version!r}\n".encode(), f"{info}/METADATA": metadata.encode(),
              f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test_lock\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
-              for path, data in files.items()]
+    digest = {path: base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+              for path, data in files.items()}
+    record = [f"{path},sha256={digest[path]},{len(data)}" for path, data in files.items()]
     with zipfile.ZipFile(house / f"{name}-{version}-py3-none-any.whl", "w") as wheel:
         for path, data in files.items():
             wheel.writestr(path, data)
@@ -151,12 +153,10 @@ def code_cell(source, printed):
 
 def notebook_printing_tinypkg_version(path):
     """A notebook whose stored output is what `print(tinypkg.VERSION)` printed on tinypkg 1.0."""
-    code = code_cell
     cells = [{"cell_type": "markdown", "id": "title", "metadata": {}, "source": "# tiny"},
-             code("print(1 + 1)", "2\n"), code("import tinypkg\nprint(tinypkg.VERSION)", "1.0\n")]
-    path.write_text(json.dumps({"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                                            "language": "python"}},
-                                "nbformat": 4, "nbformat_minor": 5}))
+             code_cell("print(1 + 1)", "2\n"), code_cell("import tinypkg\nprint(tinypkg.VERSION)", "1.0\n")]
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path.write_text(json.dumps({"cells": cells, "metadata": {"kernelspec": kernel}, "nbformat": 4, "nbformat_minor": 5}))
 
 
 # The tiny project's own build backend (`-e .` offline, with no setuptools): a wheel of its metadata alone.
@@ -210,7 +210,8 @@ def tiny_project(tmp_path):
     environment = project / ".venv"
     venv.create(environment, with_pip=True)
     site_packages = next(environment.glob("lib/python*/site-packages"))
-    (site_packages / "lab_test_tools.pth").write_text(f"import site; site.addsitedir({sysconfig.get_path('purelib')!r})\n")
+    tools = sysconfig.get_path("purelib")
+    (site_packages / "lab_test_tools.pth").write_text(f"import site; site.addsitedir({tools!r})\n")
     (environment / ".installed-lab").touch()
     (environment / ".installed-test").touch()
     return project

@@ -7,7 +7,7 @@ wheelhouse lacks; and the Makefile sends `make lab`, `make test` and `make docto
 wheelhouse whenever wheelhouse/ exists. The test's wheelhouse holds one wheel, the helpers', which
 the test assembles itself with zipfile (building it with setuptools would need `wheel` and a newer
 setuptools, fetched from the network). It does not download the full wheelhouse (`make wheelhouse`
-needs the network and ~170 MB): that was verified by hand, as the README's section describes.
+needs the network and ~200 MB): that was verified by hand, as the README's section describes.
 """
 import base64
 import hashlib

@@ -138,9 +138,9 @@ def download_elsewhere(wheelhouse, *locks):
     for pin in pins_elsewhere(*locks):
         tries = ([f"--python-version={python}", *(f"--platform={platform}" for platform in OTHER_PLATFORMS)]
                  for python in PYTHONS)
-        if not any(subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                                   f"--dest={wheelhouse}", *options, pin], capture_output=True).returncode == 0
-                   for options in tries):
+        download = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                    f"--dest={wheelhouse}"]
+        if not any(subprocess.run([*download, *options, pin], capture_output=True).returncode == 0 for options in tries):
             sys.exit(f"no wheel of {pin} for {', '.join(OTHER_PLATFORMS)} on Python {', '.join(PYTHONS)}")
 
 

@@ -136,6 +136,9 @@ def check_lock(lock=None, installed=None, reinstall=None):
     """Every package of the lock is installed at the lock's version (a learner's own `pip install` can change one)."""
     if lock is None:
         lock, reinstall = venv_lock()
+    if not Path(lock).exists():
+        return Check("fail", f"{lock} is missing, so nothing says which versions the lab needs",
+                     "run `make doctor` in a clone of the lab (git clone, then cd into it)")
     versions = locked.locked_versions(lock)
     differences = locked.drift(versions, locked.installed_versions() if installed is None else installed)
     if not differences:

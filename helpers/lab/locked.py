@@ -12,7 +12,8 @@ LAB_LOCK = ROOT / "requirements.lock"
 TEST_LOCK = ROOT / "requirements-test.lock"
 # A venv's own installers, and the lab's helpers (installed from the repository with `-e .`): never in a lock.
 NEVER_LOCKED = frozenset({"pip", "setuptools", "wheel", "dynamodb-concurrency-lab-helpers"})
-PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(?P<version>[^\s;#]+)\s*(?:;(?P<marker>[^#]*))?")
+PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(?P<version>[^\s;#]+)"
+                 r"\s*(?:;(?P<marker>[^#]*))?")
 
 
 def pinned_lines(text):
