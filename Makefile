@@ -87,7 +87,7 @@ notebooks: $(LAB_INSTALLED)
 # Re-pin every set after editing an input file, keeping the locked versions that still fit (`make upgrade` moves them).
 # A lock whose text did not change keeps its time, so that nothing is reinstalled for it.
 lock: $(TEST_INSTALLED)
-	mkdir -p build/lock && cp -p $(LAB_LOCK) $(LAYER_LOCKS) build/lock/
+	mkdir -p build/lock && cp -p $(wildcard $(LAB_LOCK) $(LAYER_LOCKS)) build/lock/
 	$(COMPILE) $(LOCK_ARGS) requirements.txt -o $(LAB_LOCK)
 	$(foreach layer,$(LOCK_LAYERS),$(COMPILE) $(LOCK_ARGS) requirements.txt requirements-$(layer).txt \
 		-c $(LAB_LOCK) -o requirements-$(layer).lock;)
@@ -98,7 +98,7 @@ lock: $(TEST_INSTALLED)
 # Every package to its newest version within the direct pins' ranges, the tests and notebooks run on the new set,
 # then the table of what changed and of the notebook cells whose stored output changes (exit 1 if a test failed).
 upgrade: $(TEST_INSTALLED)
-	rm -rf $(UPGRADE) && mkdir -p $(UPGRADE)/before && cp $(LAB_LOCK) $(LAYER_LOCKS) $(UPGRADE)/before/
+	rm -rf $(UPGRADE) && mkdir -p $(UPGRADE)/before && cp $(wildcard $(LAB_LOCK) $(LAYER_LOCKS)) $(UPGRADE)/before/
 	$(MAKE) --no-print-directory lock LOCK_ARGS=--upgrade
 	$(MAKE) --no-print-directory $(TEST_INSTALLED)
 	status=0; $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --dist loadgroup \

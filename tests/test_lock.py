@@ -227,8 +227,8 @@ def offline_environment(cache):
 
 def test_make_upgrade_offline_moves_within_the_ranges_and_names_what_changed_and_the_cell_it_changes(tiny_project):
     upgrade = subprocess.run(
-        ["make", "upgrade", f"PYTHON={sys.executable}", f"UV={Path(sys.executable).with_name('uv')}", "TEST_WORKERS=0",
-         "UPGRADE_TESTS=tests/test_tiny.py notebooks/tiny.ipynb"],
+        ["make", "upgrade", "LOCK_LAYERS=test", f"PYTHON={sys.executable}", f"UV={Path(sys.executable).with_name('uv')}",
+         "TEST_WORKERS=0", "UPGRADE_TESTS=tests/test_tiny.py notebooks/tiny.ipynb"],
         cwd=tiny_project, env=offline_environment(tiny_project.parent / "uv-cache"), capture_output=True, text=True,
         timeout=300)
     printed = upgrade.stdout
