@@ -133,8 +133,7 @@ def pins_elsewhere(*locks):
 
 
 def download_elsewhere(wheelhouse, *locks):
-    """Download into the wheelhouse a wheel of each pin only other platforms install, so that uv can resolve for
-    every platform from the wheelhouse alone (`make upgrade` offline)."""
+    """Download a wheel of each pin only other platforms install, so that uv resolves from the wheelhouse alone."""
     for pin in pins_elsewhere(*locks):
         tries = ([f"--python-version={python}", *(f"--platform={platform}" for platform in OTHER_PLATFORMS)]
                  for python in PYTHONS)

@@ -1,5 +1,4 @@
-"""The lock (requirements.lock, requirements-<layer>.lock): the versions it pins for this machine, and where an
-environment's installed set differs from them."""
+"""The lock (requirements.lock, requirements-<layer>.lock): what it pins here, and where an installed set differs."""
 import importlib.metadata
 import re
 from pathlib import Path
