@@ -1,4 +1,4 @@
-# The lab's two everyday commands: `make lab` and `make test`. Everything installs into .venv.
+# The lab's two everyday commands: `make lab` and `make test`. Everything installs into .venv, from the lock.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -14,17 +14,37 @@ FIRST_NOTEBOOK := notebooks/00-start-here.ipynb
 SANITIZE := --nbval-sanitize-with tests/nbval-sanitize.cfg
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test stress bench doctor wheelhouse guide notebooks clean
+# The lock. The direct inputs are edited by hand: requirements.txt (what the notebooks need) and, for each layer
+# named here, requirements-<layer>.txt (what that layer adds on top). `make lock` pins every package each set
+# installs, transitive ones too, in requirements.lock and requirements-<layer>.lock; a layer's lock keeps
+# requirements.lock's versions. Every install reads a lock, never an input file.
+# To add a layer (say requirements-book.txt): add its name here, run `make lock`, install requirements-book.lock.
+LOCK_LAYERS := test
+LAB_LOCK := requirements.lock
+LAYER_LOCKS := $(LOCK_LAYERS:%=requirements-%.lock)
+# uv (pinned in requirements-test.txt) resolves once for Linux, macOS and Windows and every Python from 3.11 on,
+# one version per package where it can; with a wheelhouse/, from it alone.
+UV := $(BIN)/uv
+UV_FROM := $(if $(wildcard $(WHEELHOUSE)), --offline --no-index --find-links $(WHEELHOUSE))
+COMPILE := $(UV) pip compile --quiet --no-config --universal --fork-strategy fewest --python-version 3.11 \
+	--annotation-style line --custom-compile-command "make lock"$(UV_FROM)
+# `make upgrade` runs these (default: every test and notebook, as `make test` does).
+UPGRADE_TESTS ?=
+UPGRADE := build/upgrade
 
-$(LAB_INSTALLED): requirements.txt pyproject.toml jupyter/install_settings.py jupyter/*.json
+.PHONY: lab test stress bench doctor wheelhouse guide notebooks clean lock upgrade
+
+$(LAB_INSTALLED): $(LAB_LOCK) pyproject.toml jupyter/install_settings.py jupyter/*.json
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The lab needs Python 3.11 or newer; run make with PYTHON=python3.11 (or newer).")'
 	$(PYTHON) -m venv $(VENV)
-	$(PIP_INSTALL) -r requirements.txt -e .
+	$(PIP_INSTALL) -r $(LAB_LOCK) -e .
 	$(BIN)/python jupyter/install_settings.py
 	touch $@
 
-$(TEST_INSTALLED): $(LAB_INSTALLED) requirements-test.txt
-	$(PIP_INSTALL) -r requirements-test.txt
+# The test set is exactly requirements-test.lock: what an older lock installed and this one drops is uninstalled.
+$(TEST_INSTALLED): $(LAB_INSTALLED) requirements-test.lock
+	$(PIP_INSTALL) -r requirements-test.lock
+	$(BIN)/python tools/lock.py prune requirements-test.lock
 	touch $@
 
 # JupyterLab's port; when it is taken, JupyterLab tries the next ones (8889, 8890, ...) and prints the URL it got.
@@ -50,10 +70,11 @@ bench: $(TEST_INSTALLED)
 doctor: $(LAB_INSTALLED)
 	$(BIN)/python -m helpers.doctor
 
-wheelhouse:
-	$(PYTHON) -m venv $(VENV)
+# Every wheel the locks install here, plus the few pins only other platforms install (for `make upgrade` offline).
+wheelhouse: $(LAB_INSTALLED)
 	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary=:all: --dest $(WHEELHOUSE) \
-		-r requirements.txt -r requirements-test.txt "setuptools>=68" wheel
+		$(LAB_LOCK:%=-r %) $(LAYER_LOCKS:%=-r %) "setuptools>=68" wheel
+	$(BIN)/python tools/lock.py elsewhere $(WHEELHOUSE) $(LAB_LOCK) $(LAYER_LOCKS)
 	@echo "$(WHEELHOUSE)/: $$(ls $(WHEELHOUSE) | wc -l) wheels, $$(du -sh $(WHEELHOUSE) | cut -f1); make lab, test and doctor now install from it"
 
 guide: $(LAB_INSTALLED)
@@ -63,6 +84,27 @@ guide: $(LAB_INSTALLED)
 notebooks: $(LAB_INSTALLED)
 	DYNAMODB_LAB_PROGRESS=$(CURDIR)/build/make-notebooks-progress.json \
 		$(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
+
+# Re-pin every set after editing an input file, keeping the locked versions that still fit (`make upgrade` moves them).
+# A lock whose text did not change keeps its time, so that nothing is reinstalled for it.
+lock: $(TEST_INSTALLED)
+	mkdir -p build/lock && cp -p $(wildcard $(LAB_LOCK) $(LAYER_LOCKS)) build/lock/
+	$(COMPILE) $(LOCK_ARGS) requirements.txt -o $(LAB_LOCK)
+	$(foreach layer,$(LOCK_LAYERS),$(COMPILE) $(LOCK_ARGS) requirements.txt requirements-$(layer).txt \
+		-c $(LAB_LOCK) -o requirements-$(layer).lock;)
+	for lock in $(LAB_LOCK) $(LAYER_LOCKS); do \
+		if cmp -s $$lock build/lock/$$lock; then touch -r build/lock/$$lock $$lock; fi; done
+	$(BIN)/python tools/lock.py binder $(LAB_LOCK) binder/environment.yml
+
+# Every package to its newest version within the direct pins' ranges, the tests and notebooks run on the new set,
+# then the table of what changed and of the notebook cells whose stored output changes (exit 1 if a test failed).
+upgrade: $(TEST_INSTALLED)
+	rm -rf $(UPGRADE) && mkdir -p $(UPGRADE)/before && cp $(wildcard $(LAB_LOCK) $(LAYER_LOCKS)) $(UPGRADE)/before/
+	$(MAKE) --no-print-directory lock LOCK_ARGS=--upgrade
+	$(MAKE) --no-print-directory $(TEST_INSTALLED)
+	status=0; $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --dist loadgroup \
+		--no-loadscope-reorder -o junit_family=xunit1 --junitxml=$(UPGRADE)/junit.xml $(UPGRADE_TESTS) || status=$$?; \
+	$(BIN)/python tools/lock.py report $(UPGRADE)/before $(UPGRADE)/junit.xml $(LAB_LOCK) $(LAYER_LOCKS); exit $$status
 
 clean:
 	rm -rf $(VENV)

@@ -32,17 +32,23 @@ def conda_environment(name):
     return environment["dependencies"], pip_section
 
 
-def test_environment_yml_pins_exactly_what_both_requirements_files_pin():
+def lock_lines(name):
+    """The requirement lines of a lock (`name==version ; marker`), without uv's comments."""
+    return [line.split("  #", 1)[0].strip() for line in (ROOT / name).read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+
+
+def test_environment_yml_installs_the_test_lock_and_the_helpers():
     dependencies, pip_section = conda_environment("environment.yml")
-    assert pins(pip_section) == {**pinned_in("requirements.txt"), **pinned_in("requirements-test.txt")}
-    assert "-e ." in pip_section
+    assert pip_section == ["-r requirements-test.lock", "-e ."]
     assert "python=3.11" in dependencies
 
 
 def test_the_learner_install_has_no_test_tools():
     learner, test_tools = pinned_in("requirements.txt"), pinned_in("requirements-test.txt")
     assert not set(learner) & set(test_tools)
-    assert {"pytest", "nbval", "playwright", "check-jsonschema"} <= set(test_tools)
+    assert {"pytest", "nbval", "playwright", "check-jsonschema", "uv"} <= set(test_tools)
+    assert not {"pytest", "nbval", "playwright", "check-jsonschema", "uv"} & set(pins(lock_lines("requirements.lock")))
 
 
 def test_compose_file_is_valid_compose():
@@ -68,9 +74,9 @@ def test_the_repository_ships_no_dynamodb_local_jar():
     assert not [name for name in tracked if name.lower().endswith(".jar") or "dynamodblocal" in name.lower()]
 
 
-def test_binder_environment_pins_what_requirements_txt_pins_and_leaves_the_helpers_to_postbuild():
+def test_binder_environment_pins_exactly_the_lab_lock_and_leaves_the_helpers_to_postbuild():
     dependencies, pip_section = conda_environment("binder/environment.yml")
-    assert pins(pip_section) == pinned_in("requirements.txt")
+    assert pip_section == lock_lines("requirements.lock"), "run `make lock`: it copies the lock into this file"
     assert not [line for line in pip_section if line.startswith("-")], "repo2docker installs this before the repo exists"
     assert "python=3.11" in dependencies
     assert os.access(ROOT / "binder" / "postBuild", os.X_OK)

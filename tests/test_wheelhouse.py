@@ -7,7 +7,7 @@ wheelhouse lacks; and the Makefile sends `make lab`, `make test` and `make docto
 wheelhouse whenever wheelhouse/ exists. The test's wheelhouse holds one wheel, the helpers', which
 the test assembles itself with zipfile (building it with setuptools would need `wheel` and a newer
 setuptools, fetched from the network). It does not download the full wheelhouse (`make wheelhouse`
-needs the network and ~170 MB): that was verified by hand, as the README's section describes.
+needs the network and ~200 MB): that was verified by hand, as the README's section describes.
 """
 import base64
 import hashlib
@@ -91,7 +91,7 @@ def test_what_the_wheelhouse_lacks_is_refused_not_fetched(wheelhouse, fresh_pyth
 
 def planned_commands(tmp_path, target, with_wheelhouse):
     """What `make -n <target>` would run in a copy of the set-up files, with or without a wheelhouse/."""
-    for name in ("Makefile", "requirements.txt", "requirements-test.txt", "pyproject.toml"):
+    for name in ("Makefile", "requirements.lock", "requirements-test.lock", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path)
     shutil.copytree(ROOT / "jupyter", tmp_path / "jupyter")
     if with_wheelhouse:

@@ -13,11 +13,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.lab import locked
+
 ROOT = Path(__file__).resolve().parents[2]
 MINIMUM_PYTHON = (3, 11)
 MINIMUM_FREE_GB = 1.0
 RACE_ATTEMPTS = 3
 REINSTALL = "rm -f .venv/.installed-* && make doctor"
+REINSTALL_TEST = "rm -f .venv/.installed-* && make .venv/.installed-test"
 MARKS = {"ok": "[ok]", "fail": "[X]", "warn": "[!]"}
 # Measured (PSS of a kernel and its lab server): 215-220 MB after a notebook's Setup cell (22, 25, 27, 28 and 33);
 # 284-292 MB after all of it (25, 33 and 34, 2026-12-05, load average 4-6), 322 MB for 36.
@@ -122,6 +125,30 @@ def check_libraries(pins=None):
     return Check("ok", "notebook 36's libraries: " + ", ".join(f"{name} {pins[name]}" for name in LIBRARIES))
 
 
+def venv_lock(prefix=sys.prefix):
+    """(the lock this environment was installed from, the command that reinstalls it): `make test`'s or `make lab`'s."""
+    if (Path(prefix) / ".installed-test").exists():
+        return locked.TEST_LOCK, REINSTALL_TEST
+    return locked.LAB_LOCK, REINSTALL
+
+
+def check_lock(lock=None, installed=None, reinstall=None):
+    """Every package of the lock is installed at the lock's version (a learner's own `pip install` can change one)."""
+    if lock is None:
+        lock, reinstall = venv_lock()
+    if not Path(lock).exists():
+        return Check("fail", f"{lock} is missing, so nothing says which versions the lab needs",
+                     "run `make doctor` in a clone of the lab (git clone, then cd into it)")
+    versions = locked.locked_versions(lock)
+    differences = locked.drift(versions, locked.installed_versions() if installed is None else installed)
+    if not differences:
+        return Check("ok", f"{len(versions)} packages at the versions {Path(lock).name} pins")
+    shown = [f"{name} is {have}, the lock has {want}" if have else f"{name} is not installed, the lock has {want}"
+             for name, want, have in differences]
+    return Check("fail", f"this environment differs from {Path(lock).name}: " + "; ".join(shown),
+                 f"reinstall the locked versions: `{reinstall}`")
+
+
 def check_loopback_port():
     """A program may listen on a port of 127.0.0.1 (the embedded server and JupyterLab do)."""
     try:
@@ -219,8 +246,8 @@ def check_chromium(names=("chromium", "chromium-browser")):
                  "optional: `sudo apt-get install chromium` (Debian/Ubuntu)")
 
 
-CHECKS = (check_python, check_venv, check_disk, check_memory, check_packages, check_libraries, check_loopback_port,
-          check_server, check_race, check_jupyterlab, check_chromium)
+CHECKS = (check_python, check_venv, check_disk, check_memory, check_packages, check_lock, check_libraries,
+          check_loopback_port, check_server, check_race, check_jupyterlab, check_chromium)
 
 
 def lab_version():
