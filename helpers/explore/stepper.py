@@ -189,8 +189,9 @@ class Stepper:
 
     @property
     def ok(self):
-        """check(results) once every client is done (None before, or without a check)."""
-        if not self.done or self.check is None:
+        """check(results) once every client is done and nothing is on its way to a stream or a Region (None before, or
+        without a check): a verdict with an arrival still to play would judge an order that has not ended."""
+        if not self.done or self.run.pending or self.check is None:
             return None
         with trace.tracing(False):
             return bool(self.check(self.results))
