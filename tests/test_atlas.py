@@ -50,6 +50,17 @@ def test_the_atlas_agrees_with_the_developer_guide_s_isolation_table(cells):
     assert found[("BatchWriteItem", "G0 dirty write")] == "occurs"
 
 
+def test_the_anomaly_analyser_judges_every_single_region_cell_as_its_scenario_does(lab, cells):
+    if lab.kind != "embedded":
+        pytest.skip("histories come from the embedded lab server's consistency model")
+    judged = {key: (cell.verdict, atlas.elle_verdict(cell)) for key, cell in cells.items()}
+    judged = {key: verdicts for key, verdicts in judged.items() if verdicts[1] is not None}
+    assert len(judged) == 33 and {own for own, _ in judged.values()} == {"occurs", "prevented"}
+    assert {key: verdicts for key, verdicts in judged.items() if verdicts[0] != verdicts[1]} == {}
+    assert all(cell.row in atlas.NOT_JUDGED for key, cell in cells.items()
+               if cell.verdict != "n/a" and key not in judged)
+
+
 def test_every_cell_that_runs_nothing_says_why(cells):
     quiet = [cell for cell in cells.values() if cell.verdict == "n/a"]
     assert quiet and all(len(cell.words) > 20 for cell in quiet)
