@@ -37,6 +37,7 @@ Where to look, in the order an exploration runs:
     steps.py        the steps of an order and their words; moves.py the move grammar; settings.py bounds and names
     stepper.py      one order played by hand (the step-through panel), replay()
     frames.py       an exploration's frame in a learner's words; errors.py what it raises
+    histories.py    each order as a history in Elle's shape, for anomalies(frame) and why(history) (frames.py)
 """
 from .errors import Crashed, ExplorationError, Stopped, TooManyOrders
 from .frames import anomalies, describe, numbered, order_table, outcome_counts, why
