@@ -197,9 +197,11 @@ def config(repository):
         "launch_buttons": {"notebook_interface": "jupyterlab", "binderhub_url": "", "jupyterhub_url": "",
                            "thebe": False, "colab_url": ""},
         "repository": {"url": f"https://github.com/{repository}" if repository else "", "branch": "HEAD"},
-        "sphinx": {"local_extensions": {"lab_book": str(HERE)},
-                   "config": {"nb_ipywidgets_js": {}, "html_static_path": ["_static", "_figures"],
-                              "html_theme_options": {"search_bar_text": "Search the lab…"},
+        "sphinx": {"local_extensions": {"lab_book": str(HERE)}, "recursive_update": True,
+                   "config": {"nb_ipywidgets_js": {}, "nb_render_markdown_format": "myst", "html_static_path": ["_static", "_figures"],
+                              "html_theme_options": {"search_bar_text": "Search the lab…", "use_download_button": False},
+                              "html_copy_source": False,
+                              "html_context": {"default_mode": "light"},
                               "myst_heading_anchors": 3, "lab_book_tools": tools_digest()}},
     }, indent=1)
 
