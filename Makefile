@@ -44,7 +44,7 @@ PORT ?= 8888
 TEST_WORKERS ?= 3
 
 lab: $(LAB_INSTALLED)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(AS_ROOT) $(FIRST_NOTEBOOK)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir=. $(AS_ROOT) $(FIRST_NOTEBOOK)
 
 test: $(TEST_INSTALLED)
 	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
