@@ -14,8 +14,8 @@ ATLAS_DATA = REPO / "build" / "book-data" / "atlas.json"
 PLOTLY = "application/vnd.plotly.v1+json"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 DRAW_MS = 20_000
-# Pages Sphinx writes beside the book's own: the index pages need nothing drawn, and index.html only redirects.
-SKIPPED_PAGES = {"genindex.html", "search.html", "index.html"}
+# index.html only redirects to README.html.
+SKIPPED_PAGES = {"index.html"}
 LOCAL_SCHEMES = {"file", "data", "blob", "about"}
 
 PAGE_JS = """() => ({
