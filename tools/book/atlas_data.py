@@ -76,7 +76,9 @@ def atlas_data():
     if differ:
         raise SystemExit(f"the atlas differs from {ATLAS_NOTEBOOK.name}'s stored outputs (run `make notebooks`):\n"
                          + "\n".join(differ))
-    data = {"rows": [{"name": row, "slug": slug(row), "code": code} for row, code in atlas.ROWS.items()],
+    levels = {row: level for level, rows in atlas.GUIDE.items() for row in rows}
+    data = {"rows": [{"name": row, "slug": slug(row), "code": code, "guide": levels.get(row, "")}
+                     for row, code in atlas.ROWS.items()],
             "columns": [{"name": column, "slug": column_slug(column), "words": words, "example": example}
                         for column, (words, example) in atlas.ANOMALIES.items()],
             "cells": []}

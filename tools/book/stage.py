@@ -162,6 +162,9 @@ def atlas_page(atlas):
     lines += ["", "## Every cell", ""]
     for row in atlas["rows"]:
         lines += [f"### {row['name']}", "", "```python", row["code"], "```", ""]
+        if row["guide"]:
+            lines += [f"The Developer Guide's isolation table (*Isolation levels for DynamoDB transactions*) gives "
+                      f"it as **{row['guide']}**; notebook 33 checks this row's isolation columns against it.", ""]
         for column in atlas["columns"]:
             cell = cells[(row["name"], column["name"])]
             parts = [f'<section class="lab-atlas-cell lab-atlas-{cell["verdict"].replace("/", "")}" '
