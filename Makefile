@@ -64,7 +64,7 @@ wheelhouse:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary=:all: --dest $(WHEELHOUSE) \
 		-r requirements.txt -r requirements-test.txt -r requirements-book.txt "setuptools>=68" wheel
-	@echo "$(WHEELHOUSE)/: $$(ls $(WHEELHOUSE) | wc -l) wheels, $$(du -sh $(WHEELHOUSE) | cut -f1); make lab, test and doctor now install from it"
+	@echo "$(WHEELHOUSE)/: $$(ls $(WHEELHOUSE) | wc -l) wheels, $$(du -sh $(WHEELHOUSE) | cut -f1); make lab, test, doctor and book now install from it"
 
 guide: $(LAB_INSTALLED)
 	$(BIN)/python tools/guide.py
