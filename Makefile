@@ -18,8 +18,8 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # named here, requirements-<layer>.txt (what that layer adds on top). `make lock` pins every package each set
 # installs, transitive ones too, in requirements.lock and requirements-<layer>.lock; a layer's lock keeps
 # requirements.lock's versions. Every install reads a lock, never an input file.
-# To add a layer (say requirements-book.txt): add its name here, run `make lock`, install requirements-book.lock.
-LOCK_LAYERS := test
+# To add a layer: add its name here, run `make lock`, install requirements-<layer>.lock.
+LOCK_LAYERS := test book
 LAB_LOCK := requirements.lock
 LAYER_LOCKS := $(LOCK_LAYERS:%=requirements-%.lock)
 # uv (pinned in requirements-test.txt) resolves once for Linux, macOS and Windows and every Python from 3.11 on,
@@ -32,7 +32,7 @@ COMPILE := $(UV) pip compile --quiet --no-config --universal --fork-strategy few
 UPGRADE_TESTS ?=
 UPGRADE := build/upgrade
 
-.PHONY: lab test stress bench doctor wheelhouse guide notebooks clean lock upgrade
+.PHONY: lab test stress bench doctor wheelhouse guide notebooks book clean lock upgrade
 
 $(LAB_INSTALLED): $(LAB_LOCK) pyproject.toml jupyter/install_settings.py jupyter/*.json
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The lab needs Python 3.11 or newer; run make with PYTHON=python3.11 (or newer).")'
@@ -47,13 +47,24 @@ $(TEST_INSTALLED): $(LAB_INSTALLED) requirements-test.lock
 	$(BIN)/python tools/lock.py prune requirements-test.lock
 	touch $@
 
+# The book's tools (Jupyter Book 1, Sphinx) live in a venv of their own.
+BOOK_VENV := .venv-book
+BOOK_INSTALLED := $(BOOK_VENV)/.installed-book
+BOOK_DATA := build/book-data/atlas.json
+BOOK_HTML := build/book/_build/html
+
+$(BOOK_INSTALLED): requirements-book.lock
+	$(PYTHON) -m venv $(BOOK_VENV)
+	$(BOOK_VENV)/bin/pip install --quiet --disable-pip-version-check$(PIP_FROM) -r requirements-book.lock
+	touch $@
+
 # JupyterLab's port; when it is taken, JupyterLab tries the next ones (8889, 8890, ...) and prints the URL it got.
 PORT ?= 8888
 # `make test` runs this many pytest workers: most tests wait on a server, a kernel or a browser, so more than the cores.
 TEST_WORKERS ?= 3
 
 lab: $(LAB_INSTALLED)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(AS_ROOT) $(FIRST_NOTEBOOK)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir=. $(AS_ROOT) $(FIRST_NOTEBOOK)
 
 test: $(TEST_INSTALLED)
 	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
@@ -75,7 +86,7 @@ wheelhouse: $(LAB_INSTALLED)
 	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary=:all: --dest $(WHEELHOUSE) \
 		$(LAB_LOCK:%=-r %) $(LAYER_LOCKS:%=-r %) "setuptools>=68" wheel
 	$(BIN)/python tools/lock.py elsewhere $(WHEELHOUSE) $(LAB_LOCK) $(LAYER_LOCKS)
-	@echo "$(WHEELHOUSE)/: $$(ls $(WHEELHOUSE) | wc -l) wheels, $$(du -sh $(WHEELHOUSE) | cut -f1); make lab, test and doctor now install from it"
+	@echo "$(WHEELHOUSE)/: $$(ls $(WHEELHOUSE) | wc -l) wheels, $$(du -sh $(WHEELHOUSE) | cut -f1); make lab, test, doctor and book now install from it"
 
 guide: $(LAB_INSTALLED)
 	$(BIN)/python tools/guide.py
@@ -106,5 +117,16 @@ upgrade: $(TEST_INSTALLED)
 		--no-loadscope-reorder -o junit_family=xunit1 --junitxml=$(UPGRADE)/junit.xml $(UPGRADE_TESTS) || status=$$?; \
 	$(BIN)/python tools/lock.py report $(UPGRADE)/before $(UPGRADE)/junit.xml $(LAB_LOCK) $(LAYER_LOCKS); exit $$status
 
+# The atlas page's data: the atlas explored in the lab's venv, checked against notebook 33's stored outputs.
+$(BOOK_DATA): $(LAB_INSTALLED) notebooks/33-isolation-atlas.ipynb tools/book/atlas_data.py $(shell find helpers -name '*.py')
+	$(BIN)/python tools/book/atlas_data.py $@
+
+# The book: every notebook as stored (never executed), the README, the guide, the sources and the atlas, in
+# build/book/_build/html (open index.html; it works from a folder, offline). Sphinx rebuilds only changed pages.
+book: $(BOOK_INSTALLED) $(BOOK_DATA)
+	$(BOOK_VENV)/bin/python tools/book/stage.py $(BOOK_DATA)
+	$(BOOK_VENV)/bin/jupyter-book build --quiet -W --keep-going build/book-src --path-output build/book
+	@echo "The book: $(BOOK_HTML)/index.html ($$(du -sh $(BOOK_HTML) | cut -f1))"
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(BOOK_VENV)

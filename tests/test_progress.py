@@ -43,6 +43,13 @@ def row(notebook, exercise):
     return found.iloc[0]
 
 
+def test_each_notebooks_exercises_are_listed_in_the_order_the_notebook_sets_them():
+    table = progress_table()
+    exercises = lambda notebook: list(table.loc[table["notebook"] == notebook, "exercise"])
+    assert exercises("22-conditional-writes.ipynb") == ["register", "redeem_gift_card", "redeem"]
+    assert exercises("35-streams-consumers.ipynb") == ["add_payment", "add_and_notify", "apply_price"]
+
+
 def test_every_checker_of_the_lab_has_one_row_in_its_notebook_not_tried_before_any_run():
     modules = [importlib.import_module(f"helpers.checks.{path.stem}") for path in CHECKS.glob("[!_]*.py")]
     checkers = [function for module in modules for name, function in inspect.getmembers(module, inspect.isfunction)

@@ -128,14 +128,16 @@ def lab_exercises():
 
 
 def notebook_of_checkers():
-    """{checker key: notebook file name}, from each notebook's `from helpers.checks.X import ...` lines."""
+    """{checker key: (notebook file name, where the notebook first calls it)}, from each notebook's
+    `from helpers.checks.X import ...` lines and the checker's first call after them."""
     owners = {}
     for notebook in sorted(NOTEBOOKS.glob("*.ipynb")):
         cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
         code = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
         for module, names in IMPORTS.findall(code):
             for name in re.findall(r"check_\w+", names):
-                owners[f"{module}.{name}"] = notebook.name
+                called = re.search(rf"\b{name}\(", code)
+                owners[f"{module}.{name}"] = (notebook.name, called.start() if called else len(code))
     return owners
 
 
@@ -161,12 +163,17 @@ def progress_source():
 
 
 def progress_table():
-    """One row per exercise of the lab: notebook, exercise, status, the learner's attempts, latest result, when (local
-    time), and when a solution cell last ran its checker."""
+    """One row per exercise of the lab, in the order each notebook sets them: notebook, exercise, status, the learner's
+    attempts, latest result, when (local time), and when a solution cell last ran its checker."""
     runs = load_runs(progress_path())
     owners = notebook_of_checkers()
-    rows = [{"notebook": owners.get(checker, f"helpers/checks/{checker.split('.')[0]}.py"), "exercise": exercise,
-             "status": status_of(run), "attempts": attempts_of(run), "latest result": run.get("result", ""),
-             "last run": local_time(run.get("last_run")), "solution cell ran": local_time(run.get("solution_shown"))}
-            for checker, exercise in lab_exercises() for run in [runs.get(checker, {})]]
-    return pd.DataFrame(rows, columns=COLUMNS).sort_values("notebook", kind="stable").reset_index(drop=True)
+    rows = []
+    for checker, exercise in lab_exercises():
+        run = runs.get(checker, {})
+        notebook, place = owners.get(checker, (f"helpers/checks/{checker.split('.')[0]}.py", 0))
+        rows.append({"notebook": notebook, "place": place, "exercise": exercise, "status": status_of(run),
+                     "attempts": attempts_of(run), "latest result": run.get("result", ""),
+                     "last run": local_time(run.get("last_run")),
+                     "solution cell ran": local_time(run.get("solution_shown"))})
+    ordered = pd.DataFrame(rows, columns=["place", *COLUMNS]).sort_values(["notebook", "place"], kind="stable")
+    return ordered[COLUMNS].reset_index(drop=True)
