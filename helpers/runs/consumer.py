@@ -19,10 +19,9 @@ say it:
   24 hours; 0 to 10,000 retries otherwise. When they are spent, "Lambda discards the records and continues processing
   batches from the stream" ("Retain discarded records for a DynamoDB event source in Lambda"): the discarded
   records are in the answer's row, and with an on-failure destination (below) a document says so. A batch whose
-  retries are infinite and
-  that fails DRAIN_ATTEMPTS times blocks its shard: `drain` delivers nothing after it and says so (Lambda would go on
-  for up to a day first, "a bad record can block processing on the affected shard for up to one day"); the next
-  `drain()` hands it over again.
+  retries are infinite and that fails DRAIN_ATTEMPTS times blocks its shard: `drain` delivers nothing after it and
+  says so (Lambda would go on for up to a day first, "a bad record can block processing on the affected shard for
+  up to one day"); the next `drain()` hands it over again.
 - MaximumRecordAgeInSeconds: -1 (the default, "-1 means infinite: failed records are retried until the record
   expires") or up to 604,800. A record older than that (by its ApproximateCreationDateTime, on the lab's clock) when
   its batch is about to be handed over again is discarded instead, as when the retries are spent; the rest of the
@@ -33,7 +32,8 @@ say it:
   (requestContext with condition "RetryAttemptsExhausted", or "RecordAgeExceeded" for records past their maximum
   age, a condition the page shows no example of; responseContext; version; timestamp; DDBStreamBatchInfo with the
   shard, the first and last sequence numbers, the batch size and the stream's ARN). As the page says, "The actual
-  records aren't included": read them from the stream by their sequence numbers before they expire. "splits a failed batch into two smaller batches, isolating bad records and avoiding
+  records aren't included": read them from the stream by their sequence numbers before they expire.
+- BisectBatchOnFunctionError "splits a failed batch into two smaller batches, isolating bad records and avoiding
   timeouts. Splitting batches doesn't consume the retry quota" (the same page). The lab splits a failed batch of two or
   more records in two halves (the first half gets the extra record of an odd batch), processes the first half, then
   the second; a failed batch of one record is retried as without bisection.
