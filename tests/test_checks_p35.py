@@ -139,7 +139,7 @@ def add_swallowing_errors(table, record):
 def test_a_total_kept_once_per_event_id_passes(lab, add_payment):
     report = check_add_payment(add_payment)
     assert report.passed, report.message
-    assert "in all 22 distinct runs with lost responses and crashes" in report.message
+    assert "in all 22 distinct orders with lost responses and crashes" in report.message
     assert report.figure().layout.title.text.startswith("24 records, handed to the function 48 times")
 
 
@@ -148,8 +148,8 @@ def test_a_plain_add_is_caught_adding_a_redelivered_payment_again(lab):
     assert not report.passed
     assert "TOTAL#alice holds 120, but alice's payments (pay-1 30, pay-3 30) add up to 60" in report.message
     assert "(then the invocation dies)" in report.message and "the client crashes" not in report.message
-    assert ("in 21 of the 22 distinct runs of the consumer: one client's requests reach DynamoDB in one order, and "
-            "its runs differ in where a crash or a lost response falls)") in report.message
+    assert ("in 21 of the 22 distinct orders explored for the consumer: one client's requests reach DynamoDB in one "
+            "order, and these differ in where a crash or a lost response falls)") in report.message
     assert "the invocation died" in report.message
 
 
@@ -169,7 +169,7 @@ def test_deduping_by_customer_and_amount_is_caught_dropping_a_second_payment_of_
     report = check_add_payment(add_once_per_customer_and_amount)
     assert not report.passed
     assert "TOTAL#alice holds 30, but alice's payments (pay-1 30, pay-3 30) add up to 60" in report.message
-    assert "(in 1 of the 1 distinct runs" in report.message and "eventID" in report.message
+    assert "(in 1 of the 1 distinct orders" in report.message and "eventID" in report.message
 
 
 def test_a_marker_claimed_before_a_separate_add_is_caught_when_the_adds_response_is_lost_and_it_is_sent_again(lab):
@@ -253,10 +253,11 @@ def test_a_notification_decided_from_the_total_under_the_customers_key_passes(la
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (notify_every_time_over, "alice's total reached 130 and alice was told 2 times (in 1 of the 1 distinct runs"),
+    (notify_every_time_over, "alice's total reached 130 and alice was told 2 times (in 1 of the 1 distinct orders"),
     (notify_only_when_this_call_crossed, "alice's total reached 130 and alice was never told (in 25 of the 60 "
-                                         "distinct runs of the consumer: one client's requests reach DynamoDB in one "
-                                         "order, and its runs differ in where a crash or a lost response falls). Why: "
+                                         "distinct orders explored for the consumer: one client's requests reach "
+                                         "DynamoDB in one order, and these differ in where a crash or a lost response "
+                                         "falls). Why: "
                                          "the invocation died after the payment was added and before the customer"),
     (notify_again_when_added_before, "Why: each notification is written under a key of its own"),
     (add_every_time, "alice's total reached 130 and alice was never told"),
@@ -334,7 +335,7 @@ def test_a_price_gated_by_its_version_passes(lab, apply_price):
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (price_blind, "an older update was applied after a newer one (in 3 of the 6 distinct runs"),
+    (price_blind, "an older update was applied after a newer one (in 3 of the 6 distinct orders"),
     (price_version_as_text, "(version '9', a string)"),
     (price_deduped_by_event_id, "an older update was applied after a newer one"),
     (price_gated_by_approximate_time, "an older update was applied after a newer one"),

@@ -190,7 +190,7 @@ def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explor
     if consistency == "strong":
         return None, held_in(faulted, faults, consistency)
     with_faults = FAULT_WORDS[tuple(sorted(faults))]
-    return None, (f"{held_in(orders)}, and in all {len(faulted)} {runs_noun(faulted)} with {with_faults}"
+    return None, (f"{held_in(orders)}, and in all {len(faulted)} distinct orders with {with_faults}"
                   f"{bound_words(faulted)}")
 
 
@@ -198,8 +198,7 @@ def held_in(orders, faults=(), consistency=explore.DEFAULT_CONSISTENCY):
     """', and in all 24 orders of the exhaustive stage' (with the faults they included, and what the reads were if
     less than DynamoDB's): a pass's last words."""
     included = f", {FAULT_WORDS[tuple(sorted(faults))]} included" if faults else ""
-    one = "the one run" if orders.attrs.get("clients") == 1 else "the one order"
-    every = f"all {len(orders)} {runs_noun(orders)}" if len(orders) > 1 else one
+    every = f"all {len(orders)} distinct orders" if len(orders) > 1 else "the one order"
     return f", and in {every} of the exhaustive stage{included}{strong_words(consistency)}{bound_words(orders)}"
 
 
@@ -244,7 +243,6 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
         orders = explore.explore(scenario.clients, scenario.reset, check, max_schedules=max_orders,
                                  consistency=consistency, faults=faults, max_stale=STALE_BOUND)
         orders.attrs.update(max_stale=STALE_BOUND, max_orders=max_orders)
-    orders.attrs["clients"] = len(scenario.clients)
     if orders["ok"].all():
         return None, orders
     place = min(orders.index[~orders["ok"]], key=lambda row: plainness(orders["schedule"][row]))
@@ -253,8 +251,8 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
     *others, last = scenario.clients
     names = f"{', '.join(others)} and {last}" if others else last
     broken = int((~orders["ok"]).sum())
-    among = (f"distinct runs of {names}: one client's requests reach DynamoDB in one order, and its runs differ in "
-             f"{what_varies(orders)}" if len(scenario.clients) == 1
+    among = (f"distinct orders explored for {names}: one client's requests reach DynamoDB in one order, and these "
+             f"differ in {what_varies(orders)}" if len(scenario.clients) == 1
              else f"distinct orders in which {names}'s requests can reach DynamoDB")
     message = (f"{' -> '.join(told(first)) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
                f"{among}{strong_words(consistency)}{bound_words(orders)}){cause(first)}")
@@ -272,11 +270,6 @@ def what_varies(orders):
     varies += ["which reads are answered stale"] if "~" in kinds else []
     varies += ["the choices made for it (the order a Kinesis stream hands records over in)"] if "?" in kinds else []
     return ", and ".join(varies) or "nothing"
-
-
-def runs_noun(orders):
-    """'distinct runs' for the orders of one client (its requests have one order), else 'distinct orders'."""
-    return "distinct runs" if orders.attrs.get("clients") == 1 else "distinct orders"
 
 
 def told(order):
