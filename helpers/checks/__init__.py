@@ -251,9 +251,10 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
     *others, last = scenario.clients
     names = f"{', '.join(others)} and {last}" if others else last
     broken = int((~orders["ok"]).sum())
-    among = (f"distinct orders explored for {names}: one client's requests reach DynamoDB in one order, and these "
-             f"differ in {what_varies(orders)}" if len(scenario.clients) == 1
-             else f"distinct orders in which {names}'s requests can reach DynamoDB")
+    varies = what_varies(orders)
+    one_client = (f"distinct orders explored for {names}: one client's requests reach DynamoDB in one order"
+                  + (f", and these differ in {varies}" if varies else ""))
+    among = one_client if len(scenario.clients) == 1 else f"distinct orders in which {names}'s requests can reach DynamoDB"
     message = (f"{' -> '.join(told(first)) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
                f"{among}{strong_words(consistency)}{bound_words(orders)}){cause(first)}")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders,
@@ -261,15 +262,15 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
 
 
 def what_varies(orders):
-    """'where a crash or a lost response falls, and the choices made for it': what tells the runs of one client
-    apart."""
+    """'where a crash or a lost response falls, and the choices made for it': what tells the orders explored for one
+    client apart ('' when nothing does)."""
     moves = {explore.parse_move(move)[1:] for schedule in orders["schedule"] for move in schedule}
     kinds = {kind for kind, _ in moves}
     faults = [words for fault, words in (("crash", "a crash"), ("lost", "a lost response")) if ("!", fault) in moves]
     varies = [f"where {' or '.join(faults)} falls"] if faults else []
     varies += ["which reads are answered stale"] if "~" in kinds else []
     varies += ["the choices made for it (the order a Kinesis stream hands records over in)"] if "?" in kinds else []
-    return ", and ".join(varies) or "nothing"
+    return ", and ".join(varies)
 
 
 def told(order):
