@@ -207,7 +207,7 @@ CLIENT_COLOURS = ("#1565c0", "#ef6c00", "#6a1b9a", "#00838f")
 MOVE_SHADES = {"#1565c0": ("#64b5f6", "#bbdefb"), "#ef6c00": ("#ffb74d", "#ffe0b2"),
                "#6a1b9a": ("#ba68c8", "#e1bee7"), "#00838f": ("#4dd0e1", "#b2ebf2")}
 ORDERS_UP_TO = 24
-LONGEST_CELL_WORD = 10  # a longer operation name ("TransactWriteItems") is split on two lines in its cell
+LONGEST_CELL_WORD = 7  # a longer operation name ("UpdateItem") is split on two lines in its cell
 OUTCOME_LINE = 44  # characters per line of an order's outcome beside its row
 ARRIVAL_COLOUR = "#ffe082"  # a stream record entering its stream: no client's move
 
@@ -283,7 +283,7 @@ def cell_words(steps):
         elif " (stale: " in step:
             words[step] = step.split(" (stale: ")[0] + " (stale)"
         elif any(step.endswith(f" ({fault})") for fault in FAULT_WORDS.values()):
-            words[step] = step.split(" (")[0]
+            words[step] = two_lines(step.split(" (")[0])
         else:
             words[step] = two_lines(step)
     return words
@@ -300,9 +300,9 @@ def two_lines(step):
 
 
 def choice_words(step):
-    """'3, 1, 2<br>then 2 again': an option of a choice (the words after its last ': '), on two lines when it
+    """'3,1,2<br>+2 again': an option of a choice (the words after its last ': '), short, and on two lines when it
     repeats a record, so that a cell shows it."""
-    return step.rpartition(": ")[2].replace(", then ", "<br>then ")
+    return step.rpartition(": ")[2].replace(", then ", "<br>+").replace(", ", ",")
 
 
 def wrapped(text):
