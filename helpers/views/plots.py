@@ -209,6 +209,7 @@ MOVE_SHADES = {"#1565c0": ("#64b5f6", "#bbdefb"), "#ef6c00": ("#ffb74d", "#ffe0b
 ORDERS_UP_TO = 24
 LONGEST_CELL_WORD = 7  # a longer operation name ("UpdateItem") is split on two lines in its cell
 OUTCOME_LINE = 44  # characters per line of an order's outcome beside its row
+CELL_FONT = 9  # px: every cell's words at least this size, all of a figure's alike
 ARRIVAL_COLOUR = "#ffe082"  # a stream record entering its stream: no client's move
 
 
@@ -371,7 +372,9 @@ def orders(frame, broken, outcome=None):
     if arrivals:
         step_title = step_title[:-1] + (", or one record enters its stream)" if arrivals == {"stream"} else
                                         ", or one write or record arrives)")
-    lines = max(label.count("<br>") + 1 for label in labels)
+    lines = max([label.count("<br>") + 1 for label in labels]
+                + [text.count("<br>") + 1 for trace in figure.data if trace.type == "bar" and trace.text
+                   for text in trace.text])
     room = min(OUTCOME_LINE, max(len(line) for label in labels for line in label.split("<br>"))) / 110  # of ~780 px
     figure.update_layout(
         title={"text": f"{bad} of {len(frame)} distinct orders {broken}" if bad
@@ -382,7 +385,7 @@ def orders(frame, broken, outcome=None):
                "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},
         yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": names},
         legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
-        uniformtext_minsize=8)
+        uniformtext={"mode": "show", "minsize": CELL_FONT})
     return figure
 
 
