@@ -69,7 +69,8 @@ explore.choice_point); in a plain run, chance's. Each record is handed over as a
 decoded (Lambda hands the function a Kinesis record with this JSON base64-encoded in `kinesis.data`): eventID,
 eventName, eventSource, awsRegion, tableName, recordFormat, and a `dynamodb` with Keys, the images, SizeBytes and
 ApproximateCreationDateTime in milliseconds ("`ApproximateCreationDateTime` indicates the time of the modification
-in milliseconds", Developer Guide; a table can choose microseconds instead), and no SequenceNumber or
+in milliseconds", Developer Guide; a table can choose microseconds instead; the lab's stream keeps whole seconds,
+so here they end in 000 and two changes in one second tie), and no SequenceNumber or
 StreamViewType: the change's place in the item's order is not in it, and a Kinesis record's own sequence number
 orders its shard, not the item's changes. So a partial batch response, which names the Kinesis sequence number, is
 refused in this mode. A copy is never handed over in a later batch than the record itself.
