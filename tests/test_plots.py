@@ -115,7 +115,8 @@ def test_an_order_figure_gives_each_move_its_own_colour_in_its_clients_hue_and_w
     assert legend[moves[1]] in plots.MOVE_SHADES[legend["grace"]] and legend[moves[4]] in plots.MOVE_SHADES[legend["heidi"]]
     hovers = [text for trace in figure.data if trace.type == "bar" and trace.hovertext for text in trace.hovertext]
     assert all(text.startswith(("grace: ", "heidi: ")) for text in hovers) and not any("+" in text for text in hovers)
-    cells = [text for trace in figure.data if trace.type == "bar" and trace.text for text in trace.text]
+    cells = [text.replace("<br>", " ") for trace in figure.data if trace.type == "bar" and trace.text
+             for text in trace.text]
     assert {"USER#grace visible", "EMAIL#z visible", "Query (stale)"} <= set(cells)
 
 
@@ -177,6 +178,8 @@ def test_a_long_operation_name_is_split_on_two_lines_in_its_cell_and_a_short_one
     assert words["GetShardIterator"] == "GetShard<br>Iterator"
     assert words["TransactWriteItems"] == "Transact<br>WriteItems"
     assert (words["GetRecords"], words["PutItem"]) == ("Get<br>Records", "PutItem")
+    assert plots.two_lines("OUTBOX#1 in stream") == "OUTBOX#1<br>in stream"
+    assert plots.two_lines("WALLET visible") == "WALLET<br>visible" and plots.two_lines("GetItem") == "GetItem"
 
 
 def test_a_kinesis_choice_shows_its_order_and_its_repeat_on_two_lines():

@@ -290,14 +290,19 @@ def cell_words(steps):
     return words
 
 
-def two_lines(step):
-    """'GetShard<br>Iterator': an operation's name longer than a cell holds at a readable size, split where its words
-    meet nearest the middle; a shorter name, or a step of more words, as it is."""
-    parts = re.findall(r"[A-Z][a-z]*", step)
-    if len(step) <= LONGEST_CELL_WORD or " " in step or "".join(parts) != step:
-        return step
-    cut = min(range(1, len(parts)), key=lambda n: abs(len("".join(parts[:n])) - len(step) / 2))
-    return "".join(parts[:cut]) + "<br>" + "".join(parts[cut:])
+def two_lines(words):
+    """'GetShard<br>Iterator', 'ORDER#1<br>in stream': a cell's words longer than a cell holds at a readable size, on
+    two lines, split at the space, or else where the words of an operation's name meet, nearest the middle; shorter
+    words as they are."""
+    if len(words) <= LONGEST_CELL_WORD or "<br>" in words:
+        return words
+    spaced = " " in words
+    parts = words.split(" ") if spaced else re.findall(r"[A-Z][a-z]*", words)
+    if len(parts) < 2 or (not spaced and "".join(parts) != words):
+        return words
+    glue = " " if spaced else ""
+    cut = min(range(1, len(parts)), key=lambda n: abs(len(glue.join(parts[:n])) - len(words) / 2))
+    return glue.join(parts[:cut]) + "<br>" + glue.join(parts[cut:])
 
 
 def choice_words(step):
@@ -341,7 +346,7 @@ def orders(frame, broken, outcome=None):
         if not cells:
             continue
         y, x, steps, doomed, answers = zip(*cells)
-        text = [choice_words(step) if parse_move(client)[1] == "?" else words[step] for step in steps]
+        text = [choice_words(step) if parse_move(client)[1] == "?" else two_lines(words[step]) for step in steps]
         colour, text_colour = colours[client]
         if move_words(client) not in legend:
             legend.add(move_words(client))
