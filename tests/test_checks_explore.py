@@ -158,7 +158,8 @@ def test_a_decision_on_a_default_read_is_caught_with_its_stale_order_and_its_cau
     assert not report.passed
     assert report.message == (
         "alice: UpdateItem -> alice: GetItem (stale: {PK: 'POST#hello-world', SK: 'STATS'} without alice's "
-        "UpdateItem): the calls were told [0] (in 1 of the 2 distinct orders in which alice's requests can reach DynamoDB). "
+        "UpdateItem): the calls were told [0] (in 1 of the 2 distinct orders explored for alice: one client's "
+        "requests reach DynamoDB in one order, and these differ in which reads are answered stale). "
         "Why: a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. Decide "
         "on ConsistentRead=True, or better, put the check in the write's ConditionExpression")
     assert report.schedule == ("alice", "alice~1")

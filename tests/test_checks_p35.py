@@ -147,7 +147,9 @@ def test_a_plain_add_is_caught_adding_a_redelivered_payment_again(lab):
     report = check_add_payment(add_every_time)
     assert not report.passed
     assert "TOTAL#alice holds 120, but alice's payments (pay-1 30, pay-3 30) add up to 60" in report.message
-    assert "(then the client crashes)" in report.message and "in 21 of the 22 distinct orders" in report.message
+    assert "(then the invocation dies)" in report.message and "the client crashes" not in report.message
+    assert ("in 21 of the 22 distinct orders explored for the consumer: one client's requests reach DynamoDB in one "
+            "order, and these differ in where a crash or a lost response falls)") in report.message
     assert "the invocation died" in report.message
 
 
@@ -252,8 +254,10 @@ def test_a_notification_decided_from_the_total_under_the_customers_key_passes(la
 
 @pytest.mark.parametrize("wrong, words", [
     (notify_every_time_over, "alice's total reached 130 and alice was told 2 times (in 1 of the 1 distinct orders"),
-    (notify_only_when_this_call_crossed, "alice's total reached 130 and alice was never told (in 12 of the 47 "
-                                         "distinct orders in which the consumer's requests can reach DynamoDB). Why: "
+    (notify_only_when_this_call_crossed, "alice's total reached 130 and alice was never told (in 25 of the 60 "
+                                         "distinct orders explored for the consumer: one client's requests reach "
+                                         "DynamoDB in one order, and these differ in where a crash or a lost response "
+                                         "falls). Why: "
                                          "the invocation died after the payment was added and before the customer"),
     (notify_again_when_added_before, "Why: each notification is written under a key of its own"),
     (add_every_time, "alice's total reached 130 and alice was never told"),
@@ -327,7 +331,7 @@ def price_raising_on_refusal(table, record):
 def test_a_price_gated_by_its_version_passes(lab, apply_price):
     report = check_apply_price(apply_price)
     assert report.passed, report.message
-    assert report.message.startswith("every price right after 24 price updates in batches of 5")
+    assert report.message.startswith("every price right once all 24 price updates were handed over in batches of 5")
 
 
 @pytest.mark.parametrize("wrong, words", [
@@ -346,3 +350,34 @@ def test_a_price_kept_as_text_is_told_why(lab):
     report = check_apply_price(price_version_as_text)
     assert report.message.endswith("as strings '10' comes before '9': keep it a number, as the record's NewImage has "
                                    "it (`N`)"), report.message
+
+
+def notify_over_100(table, record):
+    """Broken: tells when the total exceeds 100, so a customer whose total is exactly 100 is never told."""
+    add_once_in_one_write(table, record)
+    if total_of(table, record) > 100:
+        tell_once(table, payment(record)[0])
+
+
+def test_telling_only_a_total_over_100_is_caught_by_a_customer_whose_total_is_exactly_100(lab):
+    report = check_add_and_notify(notify_over_100)
+    assert not report.passed
+    assert "bob's total reached 100 and bob was never told" in report.message
+    assert report.message.endswith("compare with >= 100, not > 100"), report.message
+
+
+def price_gated_by_sequence_number(table, record):
+    """Broken on Kinesis: gated by the DynamoDB Streams SequenceNumber, which a Kinesis record does not carry."""
+    put_if_newer(table, record, version=int(record["dynamodb"]["SequenceNumber"]))
+
+
+def test_a_price_gated_by_the_streams_sequence_number_fails_in_kinesis_mode_as_on_aws(lab):
+    report = check_apply_price(price_gated_by_sequence_number)
+    assert not report.passed and "KeyError: 'SequenceNumber'" in report.message, report.message
+    assert "a record from a Kinesis data stream has no dynamodb.SequenceNumber" in report.message
+
+
+def test_a_gate_whose_refusal_comes_out_of_the_function_is_told_why_and_what_to_change(lab):
+    report = check_apply_price(price_raising_on_refusal)
+    assert not report.passed and "ConditionalCheckFailedException" in report.message
+    assert report.message.endswith("catch that code and go on to the next record"), report.message

@@ -79,22 +79,34 @@ def test_powertools_claim_is_caught_refusing_its_own_delivery_when_the_claims_re
     assert report.schedule == ("alice!lost", "alice", "bob")
 
 
-def test_one_mark_for_every_attempt_is_caught_charging_twice():
-    report = check_put_record(claim_with("shared"))
-    assert not report.passed
-    assert report.message == ("alice: PutItem -> alice: UpdateItem -> bob: PutItem -> bob: UpdateItem: the order was "
-                              "charged 2 times (in 6 of the 6 distinct orders in which alice and bob's requests can "
-                              "reach DynamoDB)"), "a delivery after the first completed takes its record for its own"
+CHARGED_TWICE = ("alice: PutItem -> alice: UpdateItem -> bob: PutItem -> bob: UpdateItem: the order was charged 2 "
+                 "times (in 6 of the 6 distinct orders in which alice and bob's requests can reach DynamoDB). Why: bob's "
+                 "claim was ")
 
 
-@pytest.mark.parametrize("broken", [claim_with("attempt", condition=None), claim_with(any_refusal_is_mine=True)],
-                         ids=["no condition: the mark alone", "every refusal taken for its own"])
-def test_a_claim_that_lets_a_second_delivery_in_is_caught_charging_twice(broken):
+@pytest.mark.parametrize("broken", [claim_with("shared"), claim_with(any_refusal_is_mine=True)],
+                         ids=["one mark for every attempt", "every refusal taken for its own"])
+def test_a_claim_that_takes_another_deliverys_record_for_its_own_is_caught_charging_twice_saying_so(broken):
     report = check_put_record(broken)
     assert not report.passed
-    assert report.message == ("alice: PutItem -> alice: UpdateItem -> bob: PutItem -> bob: UpdateItem: the order was "
-                              "charged 2 times (in 6 of the 6 distinct orders in which alice and bob's requests can "
-                              "reach DynamoDB)"), "even a delivery after the first completed claims the order again"
+    assert report.message.startswith(CHARGED_TWICE + "refused by the record alice's delivery had written, and "
+                                     "put_record returned as if the claim were bob's own"), report.message
+
+
+def test_a_claim_with_no_condition_is_caught_charging_twice_saying_the_claim_was_accepted():
+    report = check_put_record(claim_with("attempt", condition=None))
+    assert not report.passed
+    assert report.message.startswith(CHARGED_TWICE + "accepted over the record alice's delivery had written: the "
+                                     "claim's PutItem must be conditioned"), report.message
+
+
+def test_a_claim_comparing_the_in_progress_expiry_in_milliseconds_with_now_in_seconds_is_caught():
+    seconds_for_both = CLAIMABLE.replace("#in_progress_expiry < :now_ms", "#in_progress_expiry < :now")
+    report = check_put_record(claim_with("attempt", condition=seconds_for_both))
+    assert not report.passed
+    assert report.message.startswith("a delivery that met an INPROGRESS record whose in-progress expiry has passed "
+                                     "raised IdempotencyInconsistentStateError"), report.message
+    assert report.message.endswith("(it must take the record over) (one call at a time)")
 
 
 def test_a_claim_that_forgets_the_expiries_is_caught_refusing_an_expired_record():

@@ -1,5 +1,6 @@
 """The stream consumer behaves like a Lambda event source mapping on the lab server's stream: batches, checkpoints,
 retries, bisection, partial batch responses, and a batch handed over again after its invocation died (explored)."""
+import time
 import uuid
 
 import pytest
@@ -88,7 +89,7 @@ def test_a_failed_batch_is_retried_whole_until_its_retries_are_spent_then_discar
     rows = EventSourceMapping(lab, TABLE, handler, batch_size=2, maximum_retry_attempts=2).drain()
     assert handler.batches == [[1, 2], [1, 2], [1, 2], [3, 4]]
     assert list(rows["attempt"]) == [1, 2, 3, 1]
-    assert rows["outcome"][2] == "raised RuntimeError; retries spent: discarded"
+    assert rows["outcome"][2] == "raised RuntimeError: order [1, 2] failed; retries spent: discarded"
     assert rows["outcome"][3] == "ok"
 
 
@@ -106,8 +107,8 @@ def test_bisection_isolates_the_bad_record_and_its_splits_spend_no_retries(lab, 
                               bisect_batch_on_function_error=True).drain()
     assert handler.batches == [[1, 2, 3, 4], [1, 2], [3, 4], [3], [3], [4]]
     assert list(rows["attempt"]) == [1, 1, 1, 1, 2, 1]
-    assert rows["outcome"][0] == "raised RuntimeError; split into 2 and 2"
-    assert rows["outcome"][4] == "raised RuntimeError; retries spent: discarded"
+    assert rows["outcome"][0] == "raised RuntimeError: order [1, 2, 3, 4] failed; split into 2 and 2"
+    assert rows["outcome"][4] == "raised RuntimeError: order [3] failed; retries spent: discarded"
 
 
 def test_an_odd_batch_splits_with_the_extra_record_in_its_first_half(lab, orders):
@@ -414,3 +415,60 @@ def test_a_choice_of_more_ways_than_the_explorer_tries_is_refused_saying_how_to_
     refused = r"720 ways to choose from .*\(fewer records in a batch\)"
     with tracing(False), pytest.raises(ExplorationError, match=refused):
         explore({"consumer": consume}, reset, lambda results: True)
+
+
+def fails_every_time(event, context):
+    """A handler whose every invocation fails."""
+    raise ValueError("cannot handle this batch")
+
+
+QUEUE = "arn:aws:sqs:us-east-1:123456789012:discarded"
+
+
+def test_a_discarded_batch_sends_its_on_failure_destination_the_document_lambda_sends(lab, orders):
+    orders(1, 2, 3)
+    mapping = EventSourceMapping(lab, TABLE, fails_every_time, batch_size=2, maximum_retry_attempts=1,
+                                 destination_config={"OnFailure": {"Destination": QUEUE}})
+    rows = mapping.drain()
+    numbers = [row["records"] for row in rows.to_dict("records") if row["outcome"].endswith("discarded")]
+    assert len(mapping.sent_on_failure) == len(numbers) == 2
+    first = mapping.sent_on_failure[0]
+    assert first["requestContext"]["condition"] == "RetryAttemptsExhausted"
+    assert first["requestContext"]["approximateInvokeCount"] == 2
+    assert first["responseContext"]["functionError"] == "Unhandled"
+    info = first["DDBStreamBatchInfo"]
+    assert (info["startSequenceNumber"], info["endSequenceNumber"], info["batchSize"]) == (*numbers[0], 2)
+    assert info["streamArn"] == mapping.stream_arn and info["shardId"].startswith("shardId-")
+    assert "Records" not in first and "payload" not in first, "the records themselves are not in the document"
+
+
+def test_without_a_destination_nothing_is_sent_and_a_destination_that_is_not_a_queue_or_topic_is_refused(lab, orders):
+    orders(1)
+    mapping = EventSourceMapping(lab, TABLE, fails_every_time, maximum_retry_attempts=0)
+    assert mapping.drain()["outcome"][0].endswith("retries spent: discarded") and mapping.sent_on_failure == []
+    with pytest.raises(MappingError, match="SQS queue or SNS topic"):
+        EventSourceMapping(lab, TABLE, fails_every_time, destination_config={"OnFailure": {"Destination": "my-queue"}})
+    with pytest.raises(MappingError, match="604,800"):
+        EventSourceMapping(lab, TABLE, fails_every_time, maximum_record_age_in_seconds=700_000)
+
+
+def test_a_failed_record_older_than_its_maximum_age_is_discarded_instead_of_handed_over_again(lab, orders):
+    orders(1)
+    time.sleep(2.1)  # the record's ApproximateCreationDateTime is a whole second: it is now more than a second old
+    mapping = EventSourceMapping(lab, TABLE, fails_every_time, maximum_record_age_in_seconds=1,
+                                 destination_config={"OnFailure": {"Destination": QUEUE}})
+    rows = mapping.drain()
+    assert list(rows["attempt"]) == [1, 2] and "older than MaximumRecordAgeInSeconds" in rows["outcome"][1]
+    assert [sent["requestContext"]["condition"] for sent in mapping.sent_on_failure] == ["RecordAgeExceeded"]
+
+
+def test_kinesis_mode_hands_over_no_dynamodb_streams_sequence_number_so_a_gate_on_it_fails_as_on_aws(lab, orders):
+    orders(1)
+    handed = []
+    EventSourceMapping(lab, TABLE, lambda event, context: handed.extend(event["Records"]), kinesis=True).drain()
+    record = handed[0]  # handed once, or twice: Kinesis may repeat it
+    assert "SequenceNumber" not in record["dynamodb"] and "StreamViewType" not in record["dynamodb"]
+    assert record["tableName"] == TABLE and record["eventSource"] == "aws:dynamodb"
+    assert record["dynamodb"]["ApproximateCreationDateTime"] > 10 ** 12, "milliseconds"
+    with pytest.raises(MappingError, match="Kinesis sequence number"):
+        EventSourceMapping(lab, TABLE, fails_every_time, kinesis=True, report_batch_item_failures=True)

@@ -115,7 +115,8 @@ def test_an_order_figure_gives_each_move_its_own_colour_in_its_clients_hue_and_w
     assert legend[moves[1]] in plots.MOVE_SHADES[legend["grace"]] and legend[moves[4]] in plots.MOVE_SHADES[legend["heidi"]]
     hovers = [text for trace in figure.data if trace.type == "bar" and trace.hovertext for text in trace.hovertext]
     assert all(text.startswith(("grace: ", "heidi: ")) for text in hovers) and not any("+" in text for text in hovers)
-    cells = [text for trace in figure.data if trace.type == "bar" and trace.text for text in trace.text]
+    cells = [text.replace("<br>", " ") for trace in figure.data if trace.type == "bar" and trace.text
+             for text in trace.text]
     assert {"USER#grace visible", "EMAIL#z visible", "Query (stale)"} <= set(cells)
 
 
@@ -146,7 +147,7 @@ def test_a_write_with_a_fault_is_named_by_its_operation_in_its_cell_and_in_full_
     figure = plots.orders(frame, "lose the order")
     cells = [text for trace in figure.data if trace.type == "bar" and trace.text for text in trace.text]
     hovers = [text for trace in figure.data if trace.type == "bar" and trace.hovertext for text in trace.hovertext]
-    assert sorted(cells) == ["GetItem", "PutItem", "PutItem", "UpdateItem"]
+    assert sorted(cells) == ["GetItem", "PutItem", "PutItem", "Update<br>Item"]
     assert "alice: PutItem (response lost, the SDK retries) → OK" in hovers
     legend = {trace.name for trace in figure.data if trace.showlegend is not False and trace.name}
     assert {"alice: response lost, the SDK retries", "bob: then the client crashes"} <= legend
@@ -180,3 +181,31 @@ def test_a_consumers_deliveries_show_each_record_once_per_invocation_coloured_by
         "failed, retries spent: discarded": [(4, "INSERT B", "#2")]}
     assert figure.layout.title.text == "2 records, handed to the function 5 times in 4 invocations"
     assert list(figure.layout.yaxis.categoryarray) == ["INSERT A", "INSERT B"]
+
+
+def test_a_long_operation_name_is_split_on_two_lines_in_its_cell_and_a_short_one_is_not():
+    words = plots.cell_words(["GetShardIterator", "TransactWriteItems", "GetRecords", "PutItem", "Query (stale: x)"])
+    assert words["GetShardIterator"] == "GetShard<br>Iterator"
+    assert words["TransactWriteItems"] == "Transact<br>WriteItems"
+    assert (words["GetRecords"], words["PutItem"]) == ("Get<br>Records", "PutItem")
+    assert plots.two_lines("OUTBOX#1 in stream") == "OUTBOX#1<br>in stream"
+    assert plots.two_lines("WALLET visible") == "WALLET<br>visible" and plots.two_lines("GetItem") == "GetItem"
+
+
+def test_a_kinesis_choice_shows_its_order_and_its_repeat_on_two_lines():
+    assert plots.choice_words("consumer: Kinesis hands over records 1, 2, 3: 3, 1, 2, then 2 again") == \
+        "3,1,2<br>+2 again"
+    assert plots.choice_words("consumer: Kinesis hands over records 1, 2: 2, 1") == "2,1"
+
+
+def test_a_long_outcome_is_wrapped_and_the_axis_makes_room_for_it_and_names_a_record_entering_its_stream():
+    outcome = "refused and crashed after its PutItem: charged never"
+    frame = pd.DataFrame({
+        "schedule": [("alice", "stream#1")], "steps": [("alice: PutItem", "stream: INSERT {PK: 'A'} into t's stream")],
+        "answers": [("OK", "entered")], "results": [{"alice": None}], "ok": [False], "doomed_at": [-1]})
+    figure = plots.orders(frame, "never charge the order", outcome=lambda results: outcome)
+    label, = next(trace for trace in figure.data if getattr(trace, "mode", None) == "text").text
+    assert all(len(line) <= plots.OUTCOME_LINE for line in label.split("<br>")) and "<br>" in label
+    assert label.replace("<br>", " ") == f"broken: {outcome}"
+    assert figure.layout.xaxis.range[1] > 2 * 1.3, "room beside the steps for the outcome"
+    assert figure.layout.xaxis.title.text == "step (one request reaches DynamoDB, or one record enters its stream)"

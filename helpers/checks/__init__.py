@@ -13,6 +13,9 @@ learner's function, not be swallowed into an answer.
 """
 import builtins
 import dis
+import functools
+import html
+import re
 import threading
 import time
 from contextlib import contextmanager, nullcontext
@@ -68,7 +71,7 @@ class Report:
 
     def _repr_markdown_(self):
         verdict, colour = ("PASS", "#2e7d32") if self.passed else ("FAIL", "#c62828")
-        return f'<b style="color:{colour}">{verdict}</b> **{self.exercise}**: {self.message}'
+        return f'<b style="color:{colour}">{verdict}</b> **{as_markdown(self.exercise)}**: {as_markdown(self.message)}'
 
     def figure(self):
         """Every order of the exhaustive stage when it failed; a stream consumer's invocations, record by record; else a
@@ -89,6 +92,39 @@ class Report:
                              faults=self.faults)
         panel.replay(self.schedule)
         return panel
+
+
+CODE_SPAN = re.compile(r"(`[^`]*`)")
+MARKDOWN_MARK = re.compile(r"([\\*_\[\]])")
+
+
+def as_markdown(text):
+    """`text` shown as written in markdown: '<customer>' stays visible (not taken for an HTML tag), '*' and '_' stay
+    characters; a `code span` is left as it is (markdown shows it literally)."""
+    return "".join(part if CODE_SPAN.fullmatch(part) else MARKDOWN_MARK.sub(r"\\\1", html.escape(part, quote=False))
+                   for part in CODE_SPAN.split(text))
+
+
+class CheckInterrupted(KeyboardInterrupt):
+    """A checker stopped by the learner (Kernel > Interrupt): said in one line, recorded as no attempt."""
+
+    def _render_traceback_(self):
+        """The one line IPython shows instead of a traceback."""
+        return [f"KeyboardInterrupt: {self}"]
+
+
+def interruptible(check):
+    """The checker `check`, which says in one line that it was interrupted, instead of a traceback through the lab."""
+    @functools.wraps(check)
+    def run(*args, **kwargs):
+        try:
+            return check(*args, **kwargs)
+        except CheckInterrupted:
+            raise
+        except KeyboardInterrupt:
+            raise CheckInterrupted("the check was interrupted before it finished, and nothing was recorded: run the "
+                                   "cell again to check your function") from None
+    return run
 
 
 class Scenario:
@@ -135,6 +171,7 @@ class Scenario:
         return ", ".join(f"{name} {explore.describe(result)}" for name, result in results.items())
 
 
+@interruptible
 def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES,
                consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES):
     """Run the calls `arguments(state)` in every order, then, if every one held and there are `faults`, in every order
@@ -216,11 +253,26 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
     *others, last = scenario.clients
     names = f"{', '.join(others)} and {last}" if others else last
     broken = int((~orders["ok"]).sum())
+    varies = what_varies(orders)
+    one_client = (f"distinct orders explored for {names}: one client's requests reach DynamoDB in one order"
+                  + (f", and these differ in {varies}" if varies else ""))
+    among = one_client if len(scenario.clients) == 1 else f"distinct orders in which {names}'s requests can reach DynamoDB"
     message = (f"{' -> '.join(told(first)) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
-               f"distinct orders in which {names}'s requests can reach DynamoDB{strong_words(consistency)}"
-               f"{bound_words(orders)}){cause(first)}")
+               f"{among}{strong_words(consistency)}{bound_words(orders)}){cause(first)}")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders,
                   consistency, faults), orders
+
+
+def what_varies(orders):
+    """'where a crash or a lost response falls, and the choices made for it': what tells the orders explored for one
+    client apart ('' when nothing does)."""
+    moves = {explore.parse_move(move)[1:] for schedule in orders["schedule"] for move in schedule}
+    kinds = {kind for kind, _ in moves}
+    faults = [words for fault, words in (("crash", "a crash"), ("lost", "a lost response")) if ("!", fault) in moves]
+    varies = [f"where {' or '.join(faults)} falls"] if faults else []
+    varies += ["which reads are answered stale"] if "~" in kinds else []
+    varies += ["the choices made for it (the order a Kinesis stream hands records over in)"] if "?" in kinds else []
+    return ", and ".join(varies)
 
 
 def told(order):
@@ -303,6 +355,7 @@ def cause(order):
     return f". Why: {found[0]}" if found else ""
 
 
+@interruptible
 def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES, orders_of=2, explore_setup=None,
            max_orders=explore.MAX_SCHEDULES, consistency=explore.DEFAULT_CONSISTENCY, faults=(), probe=None,
            names=CLIENT_NAMES):

@@ -7,7 +7,7 @@ from ..lab.backend import connect
 from ..runs.consumer import EventSourceMapping
 from ..lab.tables import fresh_table
 from ..lab.trace import tracing
-from . import Report, as_weak_as, exhaustive, hidden_error
+from . import Report, as_weak_as, exhaustive, hidden_error, interruptible
 
 PAYMENTS, TOTALS = "p35-payments", "p35-totals"
 # The exhaustive stage's payments: two of alice's of the same amount (two payments, not one sent twice), one of bob's.
@@ -16,8 +16,8 @@ CUSTOMERS = ("alice", "bob", "carol")
 STRESS_PAYMENTS = 24
 STRESS_BATCH = 5
 THRESHOLD = 100  # add_and_notify: a customer is told once, when their total first reaches it
-# add_and_notify's exhaustive stage: alice reaches 100 with her second payment, and pays again after; bob never does.
-NOTIFY_EXPLORED = (("pay-1", "alice", 60), ("pay-2", "bob", 30), ("pay-3", "alice", 50), ("pay-4", "alice", 20))
+# add_and_notify's exhaustive stage: alice passes 100 with her second payment, and pays again after; bob pays exactly 100.
+NOTIFY_EXPLORED = (("pay-1", "alice", 60), ("pay-2", "bob", 100), ("pay-3", "alice", 50), ("pay-4", "alice", 20))
 DIED_TWICE = (". Why: the invocation died after that write and before its batch was checkpointed, so the mapping "
               "handed the whole batch over again, and add_payment met records it had added already. Make each record's "
               "effect happen once per eventID, in the same write (a condition on the total) or in one transaction "
@@ -41,6 +41,18 @@ PRODUCTS, PRICES = "p35-products", "p35-prices"
 # apply_price's exhaustive stage: PRODUCT#1 updated twice; versions 9 and 10 compare the wrong way as strings.
 PRICES_EXPLORED = ((1, 9, 90), (1, 10, 100))
 STRESS_PRODUCTS, STRESS_VERSIONS = 3, 8
+EXACTLY = (". Why: a customer is told when the total reaches 100, and a total of exactly 100 has reached it: compare "
+           "with >= 100, not > 100")
+REFUSAL_RAISED = (". Why: the refusal of your own condition came out of the function (ConditionalCheckFailedException), so "
+                  "every delivery of the batch failed the same way. A refused write means this change, or a newer one, "
+                  "is there already: catch that code and go on to the next record")
+NO_SEQUENCE_NUMBER = (". Why: a record from a Kinesis data stream has no dynamodb.SequenceNumber, so every delivery of the "
+                      "batch failed: Kinesis Data Streams for DynamoDB does not carry the DynamoDB Streams sequence "
+                      "number, and a Kinesis record's own sequence number orders its shard, not the item's changes. Order "
+                      "the changes by a version the writer keeps in the item")
+KEPT_RAISING = (". Why: the function raised on every delivery of the batch (the error is named above), so the mapping "
+                "handed it over again and again and the records after it waited: fix what raises it, and let a refusal "
+                "that means 'done already' end quietly")
 TOLD_AGAIN = (". Why: each notification is written under a key of its own, so a second delivery, or a later payment, "
               "tells the customer again. Key it by the customer (NOTIFY#<customer>), refused when it exists")
 
@@ -134,11 +146,13 @@ def prices_problem(table, updates):
     return None
 
 
-PAYMENTS_FEED = Feed(PAYMENTS, payments_table, PAYMENTS_EXPLORED, stress_payments, "payments", "every customer right")
+PAYMENTS_FEED = Feed(PAYMENTS, payments_table, PAYMENTS_EXPLORED, stress_payments, "payments",
+                     "every customer's total right")
 PRICES_FEED = Feed(PRODUCTS, products_table, PRICES_EXPLORED, stress_updates, "price updates", "every price right",
                    kinesis=True)
 
 
+@interruptible
 def check_add_payment(add_payment):
     """Attack add_payment(table, record): a consumer of the payments stream hands it each record, and the running total
     of each customer (TOTAL#<customer>, attribute `total`) must be the sum of that customer's payments, though the
@@ -146,6 +160,7 @@ def check_add_payment(add_payment):
     return attack_consumer("add_payment", add_payment, PAYMENTS_FEED, totals_problem, why)
 
 
+@interruptible
 def check_apply_price(apply_price):
     """Attack apply_price(table, record): a consumer of the products table's changes, read as a Kinesis data stream
     (in any order, some twice), hands it each record, and each product's price item (PRICE#<product>) must end with
@@ -153,11 +168,12 @@ def check_apply_price(apply_price):
     return attack_consumer("apply_price", apply_price, PRICES_FEED, prices_problem, why_price)
 
 
+@interruptible
 def check_add_and_notify(add_and_notify):
     """Attack add_and_notify(table, record): add_payment's running total, and one notification item (its PK starting
     with NOTIFY#<customer>) for each customer whose total has reached 100, none for the others (attack_consumer says
     how)."""
-    feed = replace(PAYMENTS_FEED, explored=NOTIFY_EXPLORED)
+    feed = replace(PAYMENTS_FEED, explored=NOTIFY_EXPLORED, right="every customer's total and notification right")
     return attack_consumer("add_and_notify", add_and_notify, feed, notified_problem, why_told)
 
 
@@ -191,7 +207,8 @@ def attack_consumer(exercise, function, feed, problem, reason):
                               lambda table: [(table, len(feed.explored))], invariant, faults=faults,
                               names=("the consumer",))
     if report:
-        report.message += reason(report)
+        report.message = report.message.replace("(then the client crashes)", "(then the invocation dies)")
+        report.message += stuck_why(report.message) or reason(report)
         return report
     items = feed.stressed()
     with tracing(False):
@@ -200,13 +217,14 @@ def attack_consumer(exercise, function, feed, problem, reason):
             kinesis = ", in any order and some twice" if feed.kinesis else ""
             stage = (f"{len(items)} {feed.noun} in batches of {STRESS_BATCH}{kinesis}, each batch's first invocation "
                      "failing after its records were handled, as weak as DynamoDB")
-            return Report(exercise, False, f"{found} ({stage})", len(items), None, deliveries=deliveries)
+            return Report(exercise, False, f"{found} ({stage}){stuck_why(found)}", len(items), None,
+                          deliveries=deliveries)
         hidden = hidden_error(exercise, function, lambda: feed.setup(feed.explored),
                               lambda table, n: [(table, sample_record(lab, feed.stream))])
     if hidden:
         return Report(exercise, False, hidden, 1, None)
-    return Report(exercise, True, f"{feed.right} after {len(items)} {feed.noun} in batches of {STRESS_BATCH}, each "
-                                  f"batch handed over twice{held}", len(items), None, deliveries=deliveries)
+    return Report(exercise, True, f"{feed.right} once all {len(items)} {feed.noun} were handed over in batches of "
+                                  f"{STRESS_BATCH}, each batch twice{held}", len(items), None, deliveries=deliveries)
 
 
 def each_record(function, table):
@@ -243,6 +261,8 @@ def why_told(report):
     crashed = any(explore.parse_move(move)[1:] == ("!", "crash") for move in report.schedule)
     if "never told" in report.message and crashed:
         return NEVER_TOLD
+    if f"reached {THRESHOLD} and" in report.message and "never told" in report.message:
+        return EXACTLY
     return "" if "never told" in report.message or "below" in report.message else TOLD_AGAIN
 
 
@@ -251,6 +271,15 @@ def why_price(report):
     if "older update was applied" not in report.message:
         return ""
     return AS_TEXT if ", a string)" in report.message else OLDER_LAST
+
+
+def stuck_why(message):
+    """The likely mistake behind a batch that kept failing, from the error its invocations raised, or ''."""
+    if "a batch kept failing" not in message:
+        return ""
+    if "ConditionalCheckFailedException" in message:
+        return REFUSAL_RAISED
+    return NO_SEQUENCE_NUMBER if "KeyError: 'SequenceNumber'" in message else KEPT_RAISING
 
 
 def why(report):
@@ -272,7 +301,7 @@ def stress(lab, function, problem, feed, items):
 
     def handle(event, context):
         handle_each(event, context)
-        batch = frozenset(record["dynamodb"]["SequenceNumber"] for record in event["Records"])
+        batch = frozenset(record["eventID"] for record in event["Records"])
         if batch not in failed:
             failed.add(batch)
             raise TimeoutError("the invocation timed out after its records were handled")

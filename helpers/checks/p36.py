@@ -18,7 +18,7 @@ from pynamodb.models import Model
 from ..lab.backend import DUMMY_CREDENTIALS, connect
 from ..lab.tables import fresh_table
 from ..lab.trace import tracing
-from . import attack, error_words
+from . import attack, error_words, interruptible
 
 TABLE = "p36-libraries"
 ORDER = {"id": "o-1", "amount": 50}
@@ -30,6 +30,12 @@ POST = "p-1"
 RENAME_ATTEMPTS = 25
 BACKOFF_SECONDS = 0.01
 REFUSED_SAVES = ("ConditionalCheckFailedException", "TransactionConflictException")
+LET_IN = (". Why: bob's claim was accepted over the record alice's delivery had written: the claim's PutItem must be "
+          "conditioned so that another delivery's record refuses it (attribute_not_exists(#id), or an expiry passed)")
+TAKEN_FOR_ITS_OWN = (". Why: bob's claim was refused by the record alice's delivery had written, and put_record returned "
+                     "as if the claim were bob's own: return normally only when the record it met (ALL_OLD) holds a mark "
+                     "made for this attempt alone (a new one per call, not one every call shares); otherwise raise "
+                     "IdempotencyItemAlreadyExistsError")
 
 
 class Card:
@@ -111,9 +117,11 @@ def abandoned_claims(delivery):
     wrong: a record whose `expiration` has passed, then an INPROGRESS one whose in-progress expiry has passed."""
     deliver(delivery)
     key = {"id": delivery.table.scan(ConsistentRead=True)["Items"][0]["id"]}
-    stale = {"a COMPLETED record whose expiration has passed": ("SET expiration = :past", {":past": 1}),
+    now = time.time()  # as Powertools writes them: the expiration in seconds, the in-progress expiry in milliseconds
+    stale = {"a COMPLETED record whose expiration has passed": ("SET expiration = :past", {":past": int(now) - 1}),
              "an INPROGRESS record whose in-progress expiry has passed": (
-                 "SET #s = :inprogress, in_progress_expiration = :past", {":inprogress": "INPROGRESS", ":past": 1})}
+                 "SET #s = :inprogress, in_progress_expiration = :past",
+                 {":inprogress": "INPROGRESS", ":past": int(now * 1000) - 1000})}
     for charged, (record, (update, values)) in enumerate(stale.items(), start=2):
         delivery.table.update_item(Key=key, UpdateExpression=update, ExpressionAttributeValues=values,
                                    **({"ExpressionAttributeNames": {"#s": "status"}} if "#s" in update else {}))
@@ -128,6 +136,7 @@ def abandoned_claims(delivery):
     return None
 
 
+@interruptible
 def check_put_record(put_record):
     """Attack put_record(layer, data_record), the claim of Powertools' DynamoDB persistence layer: two deliveries of one
     order in every order their requests can reach DynamoDB, then again with any one response lost (the SDK resends
@@ -137,9 +146,20 @@ def check_put_record(put_record):
         raise TypeError(f"Pass your function itself (e.g. put_record), not {put_record!r}.")
     lab = connect(quiet=True)
     with tracing(False):
-        return attack("put_record", deliver, lambda: Delivery(put_record, lab),
-                      lambda delivery, n: [(delivery,)] * n, delivery_problem, sizes=SIZES, tries=TRIES,
-                      faults=("lost_response",) if lab.kind == "embedded" else (), probe=abandoned_claims)
+        report = attack("put_record", deliver, lambda: Delivery(put_record, lab),
+                        lambda delivery, n: [(delivery,)] * n, delivery_problem, sizes=SIZES, tries=TRIES,
+                        faults=("lost_response",) if lab.kind == "embedded" else (), probe=abandoned_claims)
+    report.message += charged_twice_why(report)
+    return report
+
+
+def charged_twice_why(report):
+    """Which step let a second charge through, from the failing order's answers, or ''."""
+    if report.passed or report.orders is None or "the order was charged 2 times" not in report.message:
+        return ""
+    order = report.orders[report.orders["schedule"] == report.schedule].iloc[0]
+    claims = [answer for step, answer in zip(order["steps"], order["answers"]) if step.startswith("bob: PutItem")]
+    return TAKEN_FOR_ITS_OWN if "ConditionalCheckFailedException" in claims else LET_IN
 
 
 def pynamodb_settings(endpoint):

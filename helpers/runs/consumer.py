@@ -17,11 +17,22 @@ say it:
   ("Configuring partial batch response with DynamoDB and Lambda"). A handler that raises, or that dies, has failed.
 - MaximumRetryAttempts: -1 (the default) "means infinite: failed records are retried until the record expires", after
   24 hours; 0 to 10,000 retries otherwise. When they are spent, "Lambda discards the records and continues processing
-  batches from the stream" ("Retain discarded records for a DynamoDB event source in Lambda"; the lab keeps no
-  on-failure destination: the discarded records are in the answer's row). A batch whose retries are infinite and
-  that fails DRAIN_ATTEMPTS times blocks its shard: `drain` delivers nothing after it and says so (Lambda would go on
-  for up to a day first, "a bad record can block processing on the affected shard for up to one day"); the next
-  `drain()` hands it over again.
+  batches from the stream" ("Retain discarded records for a DynamoDB event source in Lambda"): the discarded
+  records are in the answer's row, and with an on-failure destination (below) a document says so. A batch whose
+  retries are infinite and that fails DRAIN_ATTEMPTS times blocks its shard: `drain` delivers nothing after it and
+  says so (Lambda would go on for up to a day first, "a bad record can block processing on the affected shard for
+  up to one day"); the next `drain()` hands it over again.
+- MaximumRecordAgeInSeconds: -1 (the default, "-1 means infinite: failed records are retried until the record
+  expires") or up to 604,800. A record older than that (by its ApproximateCreationDateTime, on the lab's clock) when
+  its batch is about to be handed over again is discarded instead, as when the retries are spent; the rest of the
+  batch is handed over.
+- DestinationConfig {"OnFailure": {"Destination": <an SQS queue's or SNS topic's ARN>}}: "Each record sent to the
+  destination is a JSON document with metadata about the failed invocation" (the same page). The lab serves no SQS
+  or SNS: each document is kept, parsed, in `mapping.sent_on_failure`, in the shape of the page's example
+  (requestContext with condition "RetryAttemptsExhausted", or "RecordAgeExceeded" for records past their maximum
+  age, a condition the page shows no example of; responseContext; version; timestamp; DDBStreamBatchInfo with the
+  shard, the first and last sequence numbers, the batch size and the stream's ARN). As the page says, "The actual
+  records aren't included": read them from the stream by their sequence numbers before they expire.
 - BisectBatchOnFunctionError "splits a failed batch into two smaller batches, isolating bad records and avoiding
   timeouts. Splitting batches doesn't consume the retry quota" (the same page). The lab splits a failed batch of two or
   more records in two halves (the first half gets the extra record of an odd batch), processes the first half, then
@@ -54,18 +65,25 @@ DynamoDB"). The lab serves no Kinesis: in this mode
 the mapping reads the table's DynamoDB stream as before and hands each read's records over as a Kinesis data stream
 may: in any order, and any one of them a second time, after the others. Explored, which (of every order, and every
 record or none again) is the explorer's choice, a move of the consumer's own ("consumer?5",
-explore.choice_point); in a plain run, chance's. The records keep the DynamoDB Streams shape (a Kinesis record
-carries the same change, base64-encoded in its data), and a copy is never handed over in a later batch than the
-record itself.
+explore.choice_point); in a plain run, chance's. Each record is handed over as a Kinesis record's data holds it,
+decoded (Lambda hands the function a Kinesis record with this JSON base64-encoded in `kinesis.data`): eventID,
+eventName, eventSource, awsRegion, tableName, recordFormat, and a `dynamodb` with Keys, the images, SizeBytes and
+ApproximateCreationDateTime in milliseconds ("`ApproximateCreationDateTime` indicates the time of the modification
+in milliseconds", Developer Guide; a table can choose microseconds instead; the lab's stream keeps whole seconds,
+so here they end in 000 and two changes in one second tie), and no SequenceNumber or
+StreamViewType: the change's place in the item's order is not in it, and a Kinesis record's own sequence number
+orders its shard, not the item's changes. So a partial batch response, which names the Kinesis sequence number, is
+refused in this mode. A copy is never handed over in a later batch than the record itself.
 
-Not modelled: ParallelizationFactor (one batch per shard at a time, as its default 1), MaximumRecordAgeInSeconds,
-MaximumBatchingWindowInSeconds (0: a batch is what one GetRecords gives), tumbling windows, filters, and on-failure
-destinations.
+Not modelled: ParallelizationFactor (one batch per shard at a time, as its default 1), MaximumBatchingWindowInSeconds
+(0: a batch is what one GetRecords gives), tumbling windows and filters.
 """
 import itertools
+import json
+import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 import boto3
 import pandas as pd
@@ -75,6 +93,8 @@ from ..explore import Crashed, choice_point
 
 MAX_BATCH_SIZE = 10_000
 MAX_RETRIES = 10_000
+MAX_RECORD_AGE = 604_800
+DESTINATION_SERVICES = ("sqs", "sns")  # what an on-failure destination of a stream's mapping may be
 DRAIN_ATTEMPTS = 5
 STARTING_POSITIONS = ("TRIM_HORIZON", "LATEST")
 FUNCTION_NAME = "lab-consumer"
@@ -106,9 +126,17 @@ class EventSourceMapping:
 
     def __init__(self, lab, table_name, handler, *, batch_size=100, maximum_retry_attempts=-1,
                  bisect_batch_on_function_error=False, report_batch_item_failures=False,
-                 starting_position="TRIM_HORIZON", region=None, kinesis=False):
-        check_settings(batch_size, maximum_retry_attempts, starting_position)
-        self.kinesis = kinesis
+                 starting_position="TRIM_HORIZON", region=None, kinesis=False, maximum_record_age_in_seconds=-1,
+                 destination_config=None):
+        check_settings(batch_size, maximum_retry_attempts, starting_position, maximum_record_age_in_seconds)
+        check_destination(destination_config)
+        if kinesis and report_batch_item_failures:
+            raise MappingError("report_batch_item_failures is not available with kinesis=True: a partial batch response "
+                               "names a record by its Kinesis sequence number, which the lab's Kinesis mode does not "
+                               "hand over (it hands over the decoded DynamoDB change only)")
+        self.kinesis, self.max_age = kinesis, maximum_record_age_in_seconds
+        self.destination = (destination_config or {}).get("OnFailure", {}).get("Destination")
+        self.sent_on_failure = []  # the JSON documents sent to the on-failure destination, parsed
         self.handler, self.table_name = handler, table_name
         self.batch_size, self.retries = batch_size, maximum_retry_attempts
         self.bisect, self.partial = bisect_batch_on_function_error, report_batch_item_failures
@@ -143,11 +171,11 @@ class EventSourceMapping:
                 return
             pending = [Batch(records)]
             while pending:
-                after = self.invoke(pending.pop(0))
+                after = self.invoke(pending.pop(0), shard_id)
                 if after is None:
                     return  # blocked: the shard waits, its checkpoint before the batch that keeps failing
                 pending[:0] = after
-            self.checkpoints[shard_id] = records[-1]["dynamodb"]["SequenceNumber"]
+            self.checkpoints[shard_id] = answer["Records"][-1]["dynamodb"]["SequenceNumber"]
             iterator = answer.get("NextShardIterator")
 
     def read(self, shard_id, iterator):
@@ -169,22 +197,67 @@ class EventSourceMapping:
                                                ShardIteratorType="AFTER_SEQUENCE_NUMBER",
                                                SequenceNumber=checkpoint)["ShardIterator"]
 
-    def invoke(self, batch):
+    def invoke(self, batch, shard_id):
         """Hand one batch to the handler; the batches still to hand over because of what came of it (a retry, the two
-        halves of a split, the records after a partial failure), first first; None when the shard is blocked."""
+        halves of a split, the records after a partial failure), first first; None when the shard is blocked. A batch
+        handed over again first loses its records past MaximumRecordAgeInSeconds."""
+        if batch.attempt > 1:
+            batch = self.without_expired(batch, shard_id)
+            if not batch.records:
+                return []
         outcome, failed_from = self.call(batch.records)
-        row = {"invocation": len(self.invocations) + 1, "attempt": batch.attempt,
-               "records": [record["dynamodb"]["SequenceNumber"] for record in batch.records],
-               "events": [event_words(record) for record in batch.records], "outcome": outcome}
-        self.invocations.append(row)
+        row = self.row(batch, outcome)
         if outcome == "ok":
             return []
         if failed_from:
             row["outcome"] = f"{outcome}: checkpointed before record {failed_from + 1} of {len(batch.records)}"
-            return self.after_failure(Batch(batch.records[failed_from:], batch.attempt), row, split_ok=False)
-        return self.after_failure(batch, row, split_ok=True)
+            return self.after_failure(Batch(batch.records[failed_from:], batch.attempt), row, shard_id, split_ok=False)
+        return self.after_failure(batch, row, shard_id, split_ok=True)
 
-    def after_failure(self, batch, row, split_ok):
+    def row(self, batch, outcome):
+        """Note one invocation (or one discard without an invocation) among the mapping's rows; the row."""
+        row = {"invocation": len(self.invocations) + 1, "attempt": batch.attempt,
+               "records": [record["dynamodb"]["SequenceNumber"] for record in batch.records],
+               "events": [event_words(record) for record in batch.records], "outcome": outcome}
+        self.invocations.append(row)
+        return row
+
+    def without_expired(self, batch, shard_id):
+        """The batch without its records older than MaximumRecordAgeInSeconds, which are discarded (and sent to the
+        on-failure destination)."""
+        if self.max_age == -1:
+            return batch
+        now = time.time()
+        expired = [record for record in batch.records if now - record["dynamodb"]["ApproximateCreationDateTime"]
+                   > self.max_age]
+        if not expired:
+            return batch
+        gone = Batch(expired, batch.attempt)
+        self.row(gone, f"not handed over again: older than MaximumRecordAgeInSeconds ({self.max_age} s): discarded")
+        self.send_on_failure(gone, shard_id, "RecordAgeExceeded")
+        return Batch([record for record in batch.records if record not in expired], batch.attempt)
+
+    def send_on_failure(self, batch, shard_id, condition):
+        """Send the on-failure destination, if there is one, the JSON document Lambda sends for a discarded batch."""
+        if not self.destination:
+            return
+        numbers = [record["dynamodb"]["SequenceNumber"] for record in batch.records]
+        arrivals = [arrival(record) for record in batch.records]
+        region, account = self.stream_arn.split(":")[3:5]
+        document = {
+            "requestContext": {"requestId": str(uuid.uuid4()),
+                               "functionArn": f"arn:aws:lambda:{region}:{account}:function:{FUNCTION_NAME}",
+                               "condition": condition, "approximateInvokeCount": batch.attempt},
+            "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
+            "version": "1.0", "timestamp": datetime.now(timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z",
+            "DDBStreamBatchInfo": {"shardId": shard_id, "startSequenceNumber": min(numbers, key=int),
+                                   "endSequenceNumber": max(numbers, key=int),
+                                   "approximateArrivalOfFirstRecord": min(arrivals),
+                                   "approximateArrivalOfLastRecord": max(arrivals), "batchSize": len(batch.records),
+                                   "streamArn": self.stream_arn}}
+        self.sent_on_failure.append(json.loads(json.dumps(document)))
+
+    def after_failure(self, batch, row, shard_id, split_ok):
         """The batches to hand over after `batch` failed: its halves, itself again, none (retries spent), or None (the
         shard blocked: retries unbounded, DRAIN_ATTEMPTS made)."""
         if split_ok and self.bisect and len(batch.records) > 1:
@@ -193,6 +266,7 @@ class EventSourceMapping:
             return [Batch(batch.records[:middle], batch.attempt), Batch(batch.records[middle:], batch.attempt)]
         if self.retries != -1 and batch.attempt > self.retries:
             row["outcome"] += "; retries spent: discarded"
+            self.send_on_failure(batch, shard_id, "RetryAttemptsExhausted")
             return []
         if self.retries == -1 and batch.attempt >= DRAIN_ATTEMPTS:
             row["outcome"] += (f"; still failing after {DRAIN_ATTEMPTS} attempts: Lambda would retry it until the "
@@ -202,12 +276,13 @@ class EventSourceMapping:
 
     def call(self, records):
         """(outcome, the place of the first record to retry after a partial failure, or None) of one invocation."""
+        handed = [kinesis_record(record, self.table_name) for record in records] if self.kinesis else records
         try:
-            answer = self.handler({"Records": records}, Context(str(uuid.uuid4())))
+            answer = self.handler({"Records": handed}, Context(str(uuid.uuid4())))
         except Crashed as crash:
             return f"the invocation died ({crash}) before its batch was checkpointed", None
         except Exception as error:
-            return f"raised {type(error).__name__}", None
+            return f"raised {type(error).__name__}: {error}", None
         if not self.partial:
             return "ok", None
         return partial_outcome(answer, records)
@@ -243,7 +318,7 @@ def partial_outcome(answer, records):
     return f"reported record {first + 1} failed", first
 
 
-def check_settings(batch_size, retries, starting_position):
+def check_settings(batch_size, retries, starting_position, max_age):
     """Refuse settings Lambda refuses, saying what it accepts."""
     if not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise MappingError(f"batch_size must be a whole number from 1 to {MAX_BATCH_SIZE:,} (BatchSize for DynamoDB "
@@ -251,9 +326,23 @@ def check_settings(batch_size, retries, starting_position):
     if not isinstance(retries, int) or not -1 <= retries <= MAX_RETRIES:
         raise MappingError(f"maximum_retry_attempts must be -1 (retry until the records expire) or 0 to "
                            f"{MAX_RETRIES:,}, not {retries!r}")
+    if not isinstance(max_age, int) or not -1 <= max_age <= MAX_RECORD_AGE:
+        raise MappingError(f"maximum_record_age_in_seconds must be -1 (no maximum: retried until the records expire) "
+                           f"or up to {MAX_RECORD_AGE:,} (7 days), not {max_age!r}")
     if starting_position not in STARTING_POSITIONS:
         raise MappingError(f"starting_position must be one of {', '.join(STARTING_POSITIONS)} for DynamoDB Streams, "
                            f"not {starting_position!r}")
+
+
+def check_destination(config):
+    """Refuse a DestinationConfig Lambda would refuse for a stream's mapping, saying what it takes."""
+    if config is None:
+        return
+    destination = config.get("OnFailure", {}).get("Destination") if isinstance(config, dict) else None
+    service = destination.split(":")[2] if isinstance(destination, str) and destination.count(":") >= 5 else None
+    if service not in DESTINATION_SERVICES:
+        raise MappingError('destination_config must be {"OnFailure": {"Destination": <ARN>}} with the ARN of a standard '
+                           f"SQS queue or SNS topic (arn:aws:sqs:... or arn:aws:sns:...), not {config!r}")
 
 
 def streams_client(lab, region):
@@ -314,6 +403,24 @@ def lambda_record(record, stream_arn):
     if isinstance(when, datetime):
         change["ApproximateCreationDateTime"] = int(when.timestamp())
     return {**record, "dynamodb": change, "eventSourceARN": stream_arn}
+
+
+def kinesis_record(record, table_name):
+    """A record as Kinesis Data Streams for DynamoDB carries it (module docstring): no SequenceNumber, its time in
+    milliseconds."""
+    change = {key: value for key, value in record["dynamodb"].items()
+              if key in ("Keys", "NewImage", "OldImage", "SizeBytes")}
+    change["ApproximateCreationDateTime"] = record["dynamodb"]["ApproximateCreationDateTime"] * 1000
+    handed = {"awsRegion": record["awsRegion"], "dynamodb": change, "eventID": record["eventID"],
+              "eventName": record["eventName"], "eventSource": "aws:dynamodb", "recordFormat": "application/json",
+              "tableName": table_name}
+    return {**handed, **({"userIdentity": record["userIdentity"]} if "userIdentity" in record else {})}
+
+
+def arrival(record):
+    """'2019-11-14T00:13:19Z': a record's ApproximateCreationDateTime as an on-failure document writes it."""
+    when = datetime.fromtimestamp(record["dynamodb"]["ApproximateCreationDateTime"], timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def event_words(record):

@@ -1,6 +1,7 @@
 """plotly figures built from race results: each title states what the picture shows."""
 import math
 import re
+import textwrap
 
 import numpy as np
 import plotly.graph_objects as go
@@ -206,6 +207,9 @@ CLIENT_COLOURS = ("#1565c0", "#ef6c00", "#6a1b9a", "#00838f")
 MOVE_SHADES = {"#1565c0": ("#64b5f6", "#bbdefb"), "#ef6c00": ("#ffb74d", "#ffe0b2"),
                "#6a1b9a": ("#ba68c8", "#e1bee7"), "#00838f": ("#4dd0e1", "#b2ebf2")}
 ORDERS_UP_TO = 24
+LONGEST_CELL_WORD = 7  # a longer operation name ("UpdateItem") is split on two lines in its cell
+OUTCOME_LINE = 44  # characters per line of an order's outcome beside its row
+CELL_FONT = 9  # px: every cell's words at least this size, all of a figure's alike
 ARRIVAL_COLOUR = "#ffe082"  # a stream record entering its stream: no client's move
 
 
@@ -257,8 +261,7 @@ def cell_words(steps):
     {PK: 'USER#grace', SK: 'PROFILE'} visible") is named by the part of its key that tells the items apart
     ("USER#grace visible"); a record entering a stream is named by its item's key ("ORDER#1 in stream"), a replicated
     write by its key and, on a line of its own, the Region it arrives in ("ORDER#1<br>→ eu-west-1": one line would
-    shrink to unreadable); a read an older
-    copy answered is "Query (stale)"; a write with a fault is its operation
+    shrink to unreadable); a read an older copy answered is "Query (stale)"; a write with a fault is its operation
     alone ("PutItem": the cell's colour and the legend say "response lost" or "crashes"); other steps keep their
     words."""
     keys = {step: tuple(re.findall(r"'([^']*)'", step)) for step in steps
@@ -281,10 +284,36 @@ def cell_words(steps):
         elif " (stale: " in step:
             words[step] = step.split(" (stale: ")[0] + " (stale)"
         elif any(step.endswith(f" ({fault})") for fault in FAULT_WORDS.values()):
-            words[step] = step.split(" (")[0]
+            words[step] = two_lines(step.split(" (")[0])
         else:
-            words[step] = step
+            words[step] = two_lines(step)
     return words
+
+
+def two_lines(words):
+    """'GetShard<br>Iterator', 'ORDER#1<br>in stream': a cell's words longer than a cell holds at a readable size, on
+    two lines, split at the space, or else where the words of an operation's name meet, nearest the middle; shorter
+    words as they are."""
+    if len(words) <= LONGEST_CELL_WORD or "<br>" in words:
+        return words
+    spaced = " " in words
+    parts = words.split(" ") if spaced else re.findall(r"[A-Z][a-z]*", words)
+    if len(parts) < 2 or (not spaced and "".join(parts) != words):
+        return words
+    glue = " " if spaced else ""
+    cut = min(range(1, len(parts)), key=lambda n: abs(len(glue.join(parts[:n])) - len(words) / 2))
+    return glue.join(parts[:cut]) + "<br>" + glue.join(parts[cut:])
+
+
+def choice_words(step):
+    """'3,1,2<br>+2 again': an option of a choice (the words after its last ': '), short, and on two lines when it
+    repeats a record, so that a cell shows it."""
+    return step.rpartition(": ")[2].replace(", then ", "<br>+").replace(", ", ",")
+
+
+def wrapped(text):
+    """An order's outcome on lines of at most OUTCOME_LINE characters (plotly's <br>), so that it fits beside its row."""
+    return "<br>".join(textwrap.wrap(text, OUTCOME_LINE)) or text
 
 
 def orders(frame, broken, outcome=None):
@@ -317,7 +346,7 @@ def orders(frame, broken, outcome=None):
         if not cells:
             continue
         y, x, steps, doomed, answers = zip(*cells)
-        text = [step.rpartition(": ")[2] if parse_move(client)[1] == "?" else words[step] for step in steps]
+        text = [choice_words(step) if parse_move(client)[1] == "?" else two_lines(words[step]) for step in steps]
         colour, text_colour = colours[client]
         if move_words(client) not in legend:
             legend.add(move_words(client))
@@ -332,8 +361,8 @@ def orders(frame, broken, outcome=None):
                        hovertext=[f"{parse_move(client)[0]}: {t} → {a}" for t, a in zip(steps, answers)],
                        hoverinfo="text")
     longest = max(len(steps) for steps in rows["steps"])
-    figure.add_scatter(y=names, x=[longest + 0.15] * len(rows), mode="text", showlegend=False,
-                       text=[("broken: " if not ok else "holds: ") + text for ok, text in zip(rows["ok"], rows["outcome"])],
+    labels = [wrapped(("broken: " if not ok else "holds: ") + text) for ok, text in zip(rows["ok"], rows["outcome"])]
+    figure.add_scatter(y=names, x=[longest + 0.15] * len(rows), mode="text", showlegend=False, text=labels,
                        textposition="middle right",
                        textfont={"color": [COLOURS["ok"] if ok else COLOURS["lost"] for ok in rows["ok"]]})
     if any(answer not in (None, "OK") for answers in rows["answers"] for answer in answers):
@@ -343,21 +372,25 @@ def orders(frame, broken, outcome=None):
         figure.add_scatter(x=[None], y=[None], mode="markers", name="point of no return",
                            marker={"symbol": "square-open", "size": 14, "color": COLOURS["lost"], "line": {"width": 3}})
     bad = int((~frame["ok"]).sum())
-    row_height = 44 if any("<br>" in text for text in words.values()) else 30  # two lines of a cell stay readable
     arrivals = {parse_move(move)[0] for move in clients if parse_move(move)[1] == "#"}
     step_title = "step (one request reaches DynamoDB)"
     if arrivals:
-        step_title = step_title[:-1] + (", or one record its stream)" if arrivals == {"stream"} else
+        step_title = step_title[:-1] + (", or one record enters its stream)" if arrivals == {"stream"} else
                                         ", or one write or record arrives)")
+    lines = max([label.count("<br>") + 1 for label in labels]
+                + [text.count("<br>") + 1 for trace in figure.data if trace.type == "bar" and trace.text
+                   for text in trace.text])
+    room = min(OUTCOME_LINE, max(len(line) for label in labels for line in label.split("<br>"))) / 110  # of ~780 px
     figure.update_layout(
         title={"text": f"{bad} of {len(frame)} distinct orders {broken}" if bad
                else f"None of the {len(frame)} distinct orders {broken}", "y": 0.98, "yanchor": "top"},
-        barmode="overlay", height=150 + row_height * len(rows), margin={"t": 80, "r": 20, "b": 50},
-        xaxis={"title": step_title, "range": [-0.1, longest * 1.9 + 1], "dtick": 1,
+        barmode="overlay", height=150 + (30 if lines == 1 else 16 * lines + 6) * len(rows),
+        margin={"t": 80, "r": 20, "b": 50},
+        xaxis={"title": step_title, "range": [-0.1, (longest + 0.3) / (1 - room)], "dtick": 1,
                "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},
         yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": names},
         legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
-        uniformtext_minsize=8)
+        uniformtext={"mode": "show", "minsize": CELL_FONT})
     return figure
 
 
