@@ -134,7 +134,7 @@ def test_a_write_arriving_in_another_region_is_named_in_two_lines_in_a_taller_ro
                           "answers": [("OK", "OK")], "results": [{"alice": "OK"}], "ok": [True], "doomed_at": [-1]})
     figure = plots.orders(frame, "lose a booking")
     assert "FLIGHT#1<br>→ eu-west-1" in [text for bar in figure.data if bar.text for text in bar.text]
-    assert figure.layout.height == 150 + 44
+    assert figure.layout.height == 150 + 2 * 16 + 6  # a row of two lines of cell text, taller than 30
 
 
 def test_a_write_with_a_fault_is_named_by_its_operation_in_its_cell_and_in_full_on_hover():
