@@ -16,7 +16,7 @@ from helpers.explore import TooManyOrders, explore
 from helpers.explore.histories import attempts
 from support import PROPERTY_SETTINGS
 from test_anomalies_property import serializable
-from test_explore_property import MAX_ORDERS, NAMES, TABLE, full_item, key, model_orders, perform, scenarios
+from test_explore_property import MAX_ORDERS, model_orders, perform, scenarios, start_items
 from test_explore_property import table  # noqa: F401  (the fixture)
 
 
@@ -30,17 +30,10 @@ def histories(lab, scenario):
                 perform(client, request)
         return run
 
-    def reset():
-        start = dict(scenario.items)
-        for name in NAMES:
-            if start.get(name) is None:
-                client.delete_item(TableName=TABLE, Key=key(name))
-            else:
-                client.put_item(TableName=TABLE, Item=full_item(name, start[name]))
-
     clients = {name: program(requests) for name, requests in zip(scenario.client_names, scenario.clients)}
     try:
-        frame = explore(clients, reset, lambda results: True, consistency="dynamodb", lab=lab)
+        frame = explore(clients, lambda: start_items(client, scenario), lambda results: True, consistency="dynamodb",
+                        lab=lab)
     except TooManyOrders:
         reject()
     return list(frame["history"])

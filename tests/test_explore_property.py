@@ -423,6 +423,16 @@ def perform(client, request):
     return "OK"
 
 
+def start_items(client, scenario):
+    """Put the scenario's items as they start (delete those that start absent)."""
+    start = dict(scenario.items)
+    for name in NAMES:
+        if start.get(name) is None:
+            client.delete_item(TableName=TABLE, Key=key(name))
+        else:
+            client.put_item(TableName=TABLE, Item=full_item(name, start[name]))
+
+
 def explored_outcomes(lab, scenario, max_schedules=MAX_SCHEDULES):
     """The set of outcomes the explorer finds, and how many orders it ran."""
     client = lab.client
@@ -438,12 +448,7 @@ def explored_outcomes(lab, scenario, max_schedules=MAX_SCHEDULES):
     def reset():
         for log in logs.values():
             log.clear()
-        start = dict(scenario.items)
-        for name in NAMES:
-            if start.get(name) is None:
-                client.delete_item(TableName=TABLE, Key=key(name))
-            else:
-                client.put_item(TableName=TABLE, Item=full_item(name, start[name]))
+        start_items(client, scenario)
 
     def check(results):
         answers = []

@@ -78,17 +78,7 @@ class Stepper:
             start_state(self.reset_state, self.server)
             self.run = Run(self.clients, self.timeout, self.server, self.faults, keys=Keys(self.lab.client),
                            watch_streams=self.watch_streams)
-            try:
-                with watched(self.run):
-                    self.run.start(self.workers)
-                self.run.deliver_unwatched()
-                if self.run.strays:
-                    raise strays_error(self.run)
-                if self.run.problem:
-                    raise self.run.problem
-            except BaseException:
-                self.run.stop()
-                raise
+            self.watching(lambda: self.run.start(self.workers))
 
     @contextmanager
     def turn(self):
@@ -115,18 +105,23 @@ class Stepper:
             possible = self.run.moves()
             if move not in possible:
                 raise ValueError(f"{move!r} is not a move now; the moves are {', '.join(possible)}.")
-            try:
-                with watched(self.run):
-                    made = self.run.release(move)
-                self.run.deliver_unwatched()
-                if self.run.strays:
-                    raise strays_error(self.run)
-                if self.run.problem:
-                    raise self.run.problem
-            except BaseException:
-                self.run.stop()
-                raise
+            return self.watching(lambda: self.run.release(move))
+
+    def watching(self, act):
+        """act() on the run, noting requests no client sends; then the records nobody watches enter their streams, and a
+        stray request or a client's problem is raised (the run stopped on any failure). What act() returned."""
+        try:
+            with watched(self.run):
+                made = act()
+            self.run.deliver_unwatched()
+            if self.run.strays:
+                raise strays_error(self.run)
+            if self.run.problem:
+                raise self.run.problem
             return made
+        except BaseException:
+            self.run.stop()
+            raise
 
     def observe(self, function):
         """function() (a panel's view of the tables) with the lab server where this panel's steps left it."""
