@@ -356,28 +356,3 @@ def test_a_claim_that_refuses_every_handle_is_caught(lab):
     report = check_claim_handle(claim_handle_refusing_everyone)
     assert not report.passed
     assert report.message.startswith("u0, with no handle yet, claimed the free handle 'Neo' and was answered False")
-
-
-def sign_up_taking_a_conflict_on_the_address_as_taken(table, user_id, email, phone, attempts=10):
-    """Broken: a TransactionConflict on the address's sentinel answered 'email', as if the address were taken (it
-    retries only other conflicts), though the transaction in flight may be its holder giving it up."""
-    for _ in range(attempts):
-        try:
-            table.meta.client.transact_write_items(TransactItems=sign_up_actions(table, user_id, email, phone))
-            return "ok"
-        except ClientError as error:
-            codes = reason_codes(error)
-            if codes[1] in ("ConditionalCheckFailed", "TransactionConflict"):
-                return "email"
-            if codes[2] == "ConditionalCheckFailed":
-                return "phone"
-    raise RuntimeError("gave up")
-
-
-def test_any_cancellation_on_the_address_answered_as_the_address_taken_is_caught_by_its_holder_leaving(lab):
-    if lab.kind != "embedded":
-        pytest.skip("only the lab server's explorer makes a transaction meet another in flight")
-    report = check_sign_up_user(sign_up_taking_a_conflict_on_the_address_as_taken)
-    assert not report.passed
-    assert "u1 was told 'email': its address neo@example.com was taken, but no sentinel holds it" in report.message
-    assert report.message.endswith(CONFLICT_WHY), report.message

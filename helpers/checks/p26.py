@@ -3,7 +3,7 @@ from boto3.dynamodb.conditions import Attr
 
 from ..explore import TooManyOrders
 from ..lab.tables import fresh_table
-from . import attack, exhaustive, explored, interruptible
+from . import attack, exhaustive, explored
 
 TABLE = "p26-unique-constraints"
 CONTESTED = "neo@example.com"
@@ -189,13 +189,11 @@ def sign_up_problem(items, log):
     return answer_problem(owners(items), log) or split_write(log, pairing_problem(items))
 
 
-@interruptible
 def check_sign_up_user(sign_up_user):
     """Attack sign_up_user(table, user_id, email, phone): two users claim one address in two spellings, in every order
     with a crash after any write, then in every order as DynamoDB runs transactions (a conflict must be retried), then
-    one user claims the address its holder is giving up (a conflict with the leaving user's transaction does not mean
-    the address is taken), then two users claim one phone number the same way, then many at once on a server as weak
-    as DynamoDB, half of them racing for one phone number instead."""
+    two users claim one phone number the same way, then many at once on a server as weak as DynamoDB, half of them
+    racing for one phone number instead."""
     def invariant(table, log):
         return (raised(log) or contest_problem(log, 2, CONTESTED, str.lower)
                 or contest_problem(log, 3, CONTESTED_PHONE, str) or sign_up_problem(everything(table), log))
@@ -219,72 +217,17 @@ def check_sign_up_user(sign_up_user):
                                               one_address_two_users, invariant)
     except TooManyOrders:
         on_address, address_orders = None, None
-    if on_address:
-        return on_address
-    on_freed, freed_orders = explored("sign_up_user", sign_up_or_leave(sign_up_user), address_held, one_leaves,
-                                      freed_problem, names=("alice", "a leaving user"))
-    report = on_freed or attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), sign_up_calls, invariant,
-                                orders_of=one_phone_two_users)
-    return explored_before(report, address_orders, crashes, freed_orders)
+    report = on_address or attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), sign_up_calls, invariant,
+                                  orders_of=one_phone_two_users)
+    return explored_before(report, address_orders, crashes)
 
 
-LEAVER = "u9"
-FREED = {}  # the freed-address stage's current order: whether the leaving user's deletion, then the sign-up, answered
-
-
-def address_held():
-    """A fresh table in which LEAVER holds the contested address (its profile and sentinel)."""
-    FREED.clear()
-    table = fresh_table(TABLE)
-    table.put_item(Item={**profile_key(LEAVER), "email": CONTESTED})
-    table.put_item(Item={**sentinel_key(CONTESTED), "user_id": LEAVER})
-    return table
-
-
-def leave(table):
-    """LEAVER deletes its account: its profile and its address's sentinel, in one transaction."""
-    table.meta.client.transact_write_items(TransactItems=[
-        {"Delete": {"TableName": table.name, "Key": profile_key(LEAVER)}},
-        {"Delete": {"TableName": table.name, "Key": sentinel_key(CONTESTED)}}])
-    FREED["left"] = True
-
-
-def sign_up_or_leave(sign_up_user):
-    """The clients of the freed-address stage: the learner's sign-up, or the leaving user's deletion."""
-    def client(action, *args):
-        if action != "sign up":
-            return leave(*args)
-        answer = sign_up_user(*args)
-        FREED["answered after the deletion"] = FREED.get("left", False)
-        return answer
-    return client
-
-
-def one_leaves(table):
-    """u1 signs up with the contested address while LEAVER, who holds it, deletes its account."""
-    return [("sign up", table, "u1", CONTESTED, "+15552001"), ("leave", table)]
-
-
-def freed_problem(table, log):
-    """What the sign-up's answer or the table contradict after the leaving user's deletion, or None. 'email' is right
-    when the sign-up answered before the deletion was answered (the address was taken then), wrong after it: the
-    address was being freed, and a conflict with that deletion had to be retried."""
-    signed = log[[args[0] == "sign up" for args in log["args"]]].copy()
-    signed["args"] = [args[1:] for args in signed["args"]]
-    items = everything(table)
-    if list(signed["result"]) == ["email"] and not FREED.get("answered after the deletion"):
-        return raised(log) or pairing_problem(items)
-    return raised(log) or sign_up_problem(items, signed)
-
-
-def explored_before(report, address_orders, crashes, freed_orders):
+def explored_before(report, address_orders, crashes):
     """A passing report that also says what was explored before its exhaustive stage (two sign-ups after one phone
-    number): the orders of two after one address, of one after the address its holder gives up, and the crashes; a
-    failing one is left as it is."""
+    number): the orders of two after one address, and the crashes; a failing one is left as it is."""
     if report.passed:
         before = ([f"in all {len(address_orders)} distinct orders of two sign-ups after one address"]
                   if address_orders is not None else [])
-        before += [f"in all {len(freed_orders)} distinct orders of a sign-up for the address its holder is giving up"]
         before += ["in every order with a crash after any write"] if crashes else []
         report.message += " (two sign-ups after one phone number)" + (f"; and, before it, {' and '.join(before)}"
                                                                        if before else "")
