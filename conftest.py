@@ -12,8 +12,9 @@ BROWSER_TEST = "tests/browser/test_browser_notebooks.py::test_notebook_runs_in_t
 BROWSER_GROUPS = 2
 SPLIT_FILES = ("tests/test_checks_p25.py", "tests/test_checks_p26.py", "tests/test_checks_p27.py",
                "tests/test_checks_p28.py", "tests/test_checks_p35.py", "tests/test_checks_practice.py")
-LONGEST_FIRST = ("tests/test_checks_p28.py", "tests/test_binder.py", "browser-", "tests/test_checks_p26.py",
-                 "tests/test_learner_kernel.py", "notebooks/25-", "tests/test_checks_p27.py", "notebooks/24-")
+LONGEST_FIRST = ("tests/test_checks_p28.py", "tests/test_binder.py", "browser-", "tests/test_lock.py",
+                 "tests/browser/test_book.py", "tests/test_checks_p26.py", "tests/test_learner_kernel.py",
+                 "notebooks/25-", "tests/test_checks_p27.py", "notebooks/24-")
 
 
 def group_of(nodeid):
