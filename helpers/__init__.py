@@ -38,9 +38,10 @@ class OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def find_spec(self, fullname, path=None, target=None):
         """A spec for an old path (its origin the new path's file, for `python -m`), None for every other name."""
-        if fullname in OLD_PATHS:
-            return importlib.util.spec_from_loader(fullname, self, origin=importlib.util.find_spec(OLD_PATHS[fullname]).origin)
-        return None
+        if fullname not in OLD_PATHS:
+            return None
+        new = importlib.util.find_spec(OLD_PATHS[fullname])
+        return importlib.util.spec_from_loader(fullname, self, origin=new.origin)
 
     def create_module(self, spec):
         """The module at the new path, imported once under its new name."""
@@ -61,9 +62,10 @@ class OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 if not any(isinstance(finder, OldPaths) for finder in sys.meta_path):
     sys.meta_path.append(OldPaths())
 
-from .lab.backend import BackendError, Lab, connect  # noqa: E402  (after the finder: lab's modules import old paths of none)
+from .lab.backend import BackendError, Lab, connect  # noqa: E402  (below the finder, which must come first)
 from .lab.knobs import as_weak_as_dynamodb  # noqa: E402
 from .lab.tables import fresh_table, scan_frame  # noqa: E402
 from .lab.trace import outcome, show, tracing  # noqa: E402
 
-__all__ = ["BackendError", "Lab", "as_weak_as_dynamodb", "connect", "fresh_table", "outcome", "scan_frame", "show", "tracing"]
+__all__ = ["BackendError", "Lab", "as_weak_as_dynamodb", "connect", "fresh_table", "outcome", "scan_frame", "show",
+           "tracing"]
