@@ -66,7 +66,8 @@ TEST_WORKERS ?= 3
 lab: $(LAB_INSTALLED)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir=. $(AS_ROOT) $(FIRST_NOTEBOOK)
 
-test: $(TEST_INSTALLED)
+# The book is built first: its browser test opens it (a second build with nothing changed takes seconds).
+test: $(TEST_INSTALLED) book
 	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 stress: $(TEST_INSTALLED)
