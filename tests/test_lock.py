@@ -34,11 +34,13 @@ def pins_of(name):
 
 
 def copy_set_up(where):
-    """A copy of the files `make` reads to install the lab."""
+    """A copy of the files `make` reads to install the lab and build the book (which `make test` builds first)."""
     for name in SET_UP_FILES:
         shutil.copy(ROOT / name, where)
-    shutil.copytree(ROOT / "jupyter", where / "jupyter")
-    shutil.copytree(ROOT / "tools", where / "tools")
+    for folder in ("jupyter", "tools", "helpers"):
+        shutil.copytree(ROOT / folder, where / folder)
+    (where / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / "33-isolation-atlas.ipynb", where / "notebooks")
 
 
 def planned(where, target):
@@ -83,11 +85,11 @@ def test_the_wheelhouse_downloads_every_lock(tmp_path):
 
 def test_a_changed_lock_reinstalls_and_nothing_else_does(tmp_path):
     copy_set_up(tmp_path)
-    (tmp_path / ".venv").mkdir()
     later = time.time() + 60
-    for stamp in (".installed-lab", ".installed-test"):
-        (tmp_path / ".venv" / stamp).touch()
-        os.utime(tmp_path / ".venv" / stamp, (later, later))
+    for stamp in (".venv/.installed-lab", ".venv/.installed-test", ".venv-book/.installed-book"):
+        (tmp_path / stamp).parent.mkdir(exist_ok=True)
+        (tmp_path / stamp).touch()
+        os.utime(tmp_path / stamp, (later, later))
     assert not [line for line in planned(tmp_path, "test") if " install " in line]
     os.utime(tmp_path / "requirements.lock", (later + 60, later + 60))
     installs = [line for line in planned(tmp_path, "lab") if " install " in line]
