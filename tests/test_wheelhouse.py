@@ -91,9 +91,12 @@ def test_what_the_wheelhouse_lacks_is_refused_not_fetched(wheelhouse, fresh_pyth
 
 def planned_commands(tmp_path, target, with_wheelhouse):
     """What `make -n <target>` would run in a copy of the set-up files, with or without a wheelhouse/."""
-    for name in ("Makefile", "requirements.lock", "requirements-test.lock", "pyproject.toml"):
+    for name in ("Makefile", "requirements.lock", "requirements-test.lock", "requirements-book.lock", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path)
-    shutil.copytree(ROOT / "jupyter", tmp_path / "jupyter")
+    for folder in ("jupyter", "tools", "helpers"):  # `make test` plans the book first: its data needs these
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / "33-isolation-atlas.ipynb", tmp_path / "notebooks")
     if with_wheelhouse:
         (tmp_path / "wheelhouse").mkdir()
     plan = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True)
@@ -109,4 +112,4 @@ def test_with_a_wheelhouse_every_install_of_the_target_is_offline(tmp_path, targ
 
 def test_without_a_wheelhouse_the_installs_use_the_index(tmp_path):
     installs = planned_commands(tmp_path, "test", with_wheelhouse=False)
-    assert len(installs) == 2 and not any("--no-index" in line for line in installs), installs
+    assert len(installs) == 3 and not any("--no-index" in line for line in installs), installs  # lab, test, book
