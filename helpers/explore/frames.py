@@ -4,7 +4,6 @@ anomalies each order shows, named and told as Jepsen's Elle names and tells them
 import pandas as pd
 from botocore.exceptions import ClientError
 
-from ..anomalies import analyse
 from ..lab import trace
 from .errors import Crashed
 from .histories import RESET, attempts
@@ -65,6 +64,7 @@ def analysed(recorded, unit):
     given."""
     if unit not in ("attempt", "request"):
         raise ValueError(f'unit must be "attempt" or "request"; got {unit!r}')
+    from ..anomalies import analyse  # here, not above: every kernel loads the explorer; few ask it for anomalies
     history = attempts(recorded) if unit == "attempt" else recorded
     return analyse(history["ops"], version_order=history["version_order"])
 
