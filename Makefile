@@ -14,14 +14,17 @@ FIRST_NOTEBOOK := notebooks/00-start-here.ipynb
 SANITIZE := --nbval-sanitize-with tests/nbval-sanitize.cfg
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-# The lock. The direct inputs are edited by hand: requirements.txt (what the notebooks need) and, for each layer
-# named here, requirements-<layer>.txt (what that layer adds on top). `make lock` pins every package each set
-# installs, transitive ones too, in requirements.lock and requirements-<layer>.lock; a layer's lock keeps
-# requirements.lock's versions. Every install reads a lock, never an input file.
-# To add a layer: add its name here, run `make lock`, install requirements-<layer>.lock.
-LOCK_LAYERS := test book
+# The lock. The direct inputs are edited by hand: requirements.txt (what the notebooks need) and, for each set
+# named here, requirements-<set>.txt. A layer (LOCK_LAYERS) is installed on top of the lab, into .venv: its lock pins
+# requirements.txt's set and its own together, at requirements.lock's versions. A set apart (LOCK_APART) is
+# installed into a venv of its own: its lock pins its own set only, at requirements.lock's versions where the two
+# share a package. `make lock` writes every lock, transitive pins too; every install reads a lock, never an input.
+# To add a set: name it in one of the two lists, run `make lock`, install requirements-<set>.lock.
+LOCK_LAYERS := test
+LOCK_APART := book
 LAB_LOCK := requirements.lock
 LAYER_LOCKS := $(LOCK_LAYERS:%=requirements-%.lock)
+SET_LOCKS := $(LAB_LOCK) $(LAYER_LOCKS) $(LOCK_APART:%=requirements-%.lock)
 # uv (pinned in requirements-test.txt) resolves once for Linux, macOS and Windows and every Python from 3.11 on,
 # one version per package where it can; with a wheelhouse/, from it alone.
 UV := $(BIN)/uv
@@ -85,8 +88,8 @@ doctor: $(LAB_INSTALLED)
 # Every wheel the locks install here, plus the few pins only other platforms install (for `make upgrade` offline).
 wheelhouse: $(LAB_INSTALLED)
 	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary=:all: --dest $(WHEELHOUSE) \
-		$(LAB_LOCK:%=-r %) $(LAYER_LOCKS:%=-r %) "setuptools>=68" wheel
-	$(BIN)/python tools/lock.py elsewhere $(WHEELHOUSE) $(LAB_LOCK) $(LAYER_LOCKS)
+		$(SET_LOCKS:%=-r %) "setuptools>=68" wheel
+	$(BIN)/python tools/lock.py elsewhere $(WHEELHOUSE) $(SET_LOCKS)
 	@echo "$(WHEELHOUSE)/: $$(ls $(WHEELHOUSE) | wc -l) wheels, $$(du -sh $(WHEELHOUSE) | cut -f1); make lab, test, doctor and book now install from it"
 
 guide: $(LAB_INSTALLED)
@@ -100,23 +103,25 @@ notebooks: $(LAB_INSTALLED)
 # Re-pin every set after editing an input file, keeping the locked versions that still fit (`make upgrade` moves them).
 # A lock whose text did not change keeps its time, so that nothing is reinstalled for it.
 lock: $(TEST_INSTALLED)
-	mkdir -p build/lock && cp -p $(wildcard $(LAB_LOCK) $(LAYER_LOCKS)) build/lock/
+	mkdir -p build/lock && cp -p $(wildcard $(SET_LOCKS)) build/lock/
 	$(COMPILE) $(LOCK_ARGS) requirements.txt -o $(LAB_LOCK)
 	$(foreach layer,$(LOCK_LAYERS),$(COMPILE) $(LOCK_ARGS) requirements.txt requirements-$(layer).txt \
 		-c $(LAB_LOCK) -o requirements-$(layer).lock;)
-	for lock in $(LAB_LOCK) $(LAYER_LOCKS); do \
+	$(foreach set,$(LOCK_APART),$(COMPILE) $(LOCK_ARGS) requirements-$(set).txt \
+		-c $(LAB_LOCK) -o requirements-$(set).lock;)
+	for lock in $(SET_LOCKS); do \
 		if cmp -s $$lock build/lock/$$lock; then touch -r build/lock/$$lock $$lock; fi; done
 	$(BIN)/python tools/lock.py binder $(LAB_LOCK) binder/environment.yml
 
 # Every package to its newest version within the direct pins' ranges, the tests and notebooks run on the new set,
 # then the table of what changed and of the notebook cells whose stored output changes (exit 1 if a test failed).
 upgrade: $(TEST_INSTALLED)
-	rm -rf $(UPGRADE) && mkdir -p $(UPGRADE)/before && cp $(wildcard $(LAB_LOCK) $(LAYER_LOCKS)) $(UPGRADE)/before/
+	rm -rf $(UPGRADE) && mkdir -p $(UPGRADE)/before && cp $(wildcard $(SET_LOCKS)) $(UPGRADE)/before/
 	$(MAKE) --no-print-directory lock LOCK_ARGS=--upgrade
 	$(MAKE) --no-print-directory $(TEST_INSTALLED)
 	status=0; $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --dist loadgroup \
 		--no-loadscope-reorder -o junit_family=xunit1 --junitxml=$(UPGRADE)/junit.xml $(UPGRADE_TESTS) || status=$$?; \
-	$(BIN)/python tools/lock.py report $(UPGRADE)/before $(UPGRADE)/junit.xml $(LAB_LOCK) $(LAYER_LOCKS); exit $$status
+	$(BIN)/python tools/lock.py report $(UPGRADE)/before $(UPGRADE)/junit.xml $(SET_LOCKS); exit $$status
 
 # The atlas page's data: the atlas explored in the lab's venv, checked against notebook 33's stored outputs.
 $(BOOK_DATA): $(LAB_INSTALLED) notebooks/33-isolation-atlas.ipynb tools/book/atlas_data.py $(shell find helpers -name '*.py')

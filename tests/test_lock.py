@@ -21,9 +21,11 @@ import yaml
 from helpers.lab import locked
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = re.search(r"^LOCK_LAYERS := (.*)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
-LOCKS = ["requirements.lock", *(f"requirements-{layer}.lock" for layer in LAYERS)]
-INPUTS = ["requirements.txt", *(f"requirements-{layer}.txt" for layer in LAYERS)]
+MAKEFILE = (ROOT / "Makefile").read_text()
+LAYERS = re.search(r"^LOCK_LAYERS := (.*)$", MAKEFILE, re.M).group(1).split()
+APART = re.search(r"^LOCK_APART := (.*)$", MAKEFILE, re.M).group(1).split()
+LOCKS = ["requirements.lock", *(f"requirements-{name}.lock" for name in LAYERS + APART)]
+INPUTS = ["requirements.txt", *(f"requirements-{name}.txt" for name in LAYERS + APART)]
 SET_UP_FILES = ("Makefile", "pyproject.toml", *LOCKS, *INPUTS)
 TARGETS = ("lab", "test", "stress", "bench", "doctor")
 
@@ -62,6 +64,18 @@ def test_each_lock_pins_its_inputs_direct_pins_at_their_versions(layer):
 def test_a_layers_lock_keeps_every_version_of_the_lab_lock(layer):
     lab, layered = pins_of("requirements.lock"), pins_of(f"requirements-{layer}.lock")
     assert {name: layered.get(name) for name in lab} == lab
+
+
+@pytest.mark.parametrize("name", APART)
+def test_a_set_apart_pins_its_own_inputs_only_at_the_lab_locks_versions_where_they_share_a_package(name):
+    lab, apart = pins_of("requirements.lock"), pins_of(f"requirements-{name}.lock")
+    stale = {package: (version, apart.get(package))
+             for package, version in pins_of(f"requirements-{name}.txt").items() if apart.get(package) != version}
+    assert not stale, f"(input pin, lock) differ: {stale}; run `make lock`"
+    shared = set(lab) & set(apart)
+    assert {package: apart[package] for package in shared} == {package: lab[package] for package in shared}
+    assert "requirements.txt" not in (ROOT / f"requirements-{name}.lock").read_text(), \
+        f"requirements-{name}.lock pins the lab's set too: its venv would carry the whole lab"
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -229,8 +243,8 @@ def offline_environment(cache):
 
 def test_make_upgrade_offline_moves_within_the_ranges_and_names_what_changed_and_the_cell_it_changes(tiny_project):
     upgrade = subprocess.run(
-        ["make", "upgrade", "LOCK_LAYERS=test", f"PYTHON={sys.executable}", f"UV={Path(sys.executable).with_name('uv')}",
-         "TEST_WORKERS=0", "UPGRADE_TESTS=tests/test_tiny.py notebooks/tiny.ipynb"],
+        ["make", "upgrade", "LOCK_LAYERS=test", "LOCK_APART=", f"PYTHON={sys.executable}",
+         f"UV={Path(sys.executable).with_name('uv')}", "TEST_WORKERS=0", "UPGRADE_TESTS=tests/test_tiny.py notebooks/tiny.ipynb"],
         cwd=tiny_project, env=offline_environment(tiny_project.parent / "uv-cache"), capture_output=True, text=True,
         timeout=300)
     printed = upgrade.stdout
