@@ -581,8 +581,8 @@ class Model:
     def global_version(self, identity, stamp):
         """The version of a global table's item that the write of this timestamp made: 0 for the one every replica held
         when they last agreed, then 1, 2, ... in the order its writes were applied, in any Region. That is the order of
-        their timestamps (ordered so here, should one come late), so last writer wins keeps, in every replica, the latest
-        of the versions it receives: each replica holds a later version at each change, and all end at the last one."""
+        their timestamps (kept sorted here, should one come late), so last writer wins keeps, in every replica, the
+        latest of the versions it receives: each replica holds a later version at each change, all end at the last."""
         writes = self.global_versions.setdefault(everywhere(identity), [])
         if stamp not in writes:
             bisect.insort(writes, stamp)

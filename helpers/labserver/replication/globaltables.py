@@ -87,6 +87,10 @@ the condition expression against the version of the item in the Region").
   replication_lag off, an MRSC write is replicated before its answer, one request at a time, so it never meets another
   in flight.
 A PartiQL write copies its whole table to the other replicas at once, in either case, without timestamps.
+- explored histories (helpers/explore/histories.py): the consistency model names an item of a global table as one
+  item in every Region (its x-lab-versions entries), and each version by its write's timestamp (`stamp_of`, what the
+  replica holds), numbered in their order: the order last writer wins keeps. An arrival stored in a replica is told to
+  the model (`arrived`), so a read there reports the version it now shows.
 
 Billing. "Write operations to replica tables are billed using the following units: Replicated Write Request Units
 (rWRUs) for on-demand capacity mode, where one rWRU per replica table is charged for each write up to 1KB"; "Replicated

@@ -17,7 +17,8 @@ def figure(cells):
     for row in rows:
         z.append([MARKS[cells[(row, column)].verdict][1] for column in columns])
         text.append([mark_of(cells[(row, column)]).replace(" ", "<br>") for column in columns])
-        hover.append([f"<b>{row} · {elle_name(column)}</b><br>{wrap(cells[(row, column)].text)}" for column in columns])
+        hover.append([f"<b>{row} · {elle_name(column)}</b><br>{wrap(cells[(row, column)].text)}"
+                      for column in columns])
     chart = go.Figure(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}", textfont={"size": 12},
                                  hovertext=hover, hoverinfo="text", colorscale=COLOURS, zmin=0, zmax=2,
                                  showscale=False, xgap=2, ygap=2))
@@ -36,9 +37,9 @@ def figure(cells):
 
 def column_label(column):
     """A column's tick in the figure: its first word, then the rest wrapped to fit a narrow column, then Elle's name
-    for its anomaly, smaller, broken after its hyphens."""
+    for its anomaly, smaller, its variant ("realtime", "process") on a line of its own."""
     first, _, rest = column.partition(" ")
-    elle = wrap(ELLE_NAMES[column].replace("-", "- "), 12).replace("- ", "-")
+    elle = ELLE_NAMES[column].replace("-item-", "-item-<br>")
     return f"{first}<br>{wrap(rest, 12)}<br><span style='font-size:9px;color:#555'>({elle})</span>"
 
 
