@@ -36,7 +36,7 @@ import json
 from .steps import ItemRead, Request, Reveal
 
 RESET = "reset"
-EVERY_REGION = "every Region"  # the lab server's Region of a global table's item (model/consistency.py)
+EVERY_REGION = "every Region"  # the lab server's Region of a global table's item (replication/versions.py)
 
 
 def history(steps):

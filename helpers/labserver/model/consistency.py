@@ -54,7 +54,6 @@ Two drivers move the copies:
 A copy's position is the newest version whose ready time for it has come: a sampled write sets ready times in
 the future, an explored one sets them to never, and a choice or a reveal sets one to always.
 """
-import bisect
 import copy
 import itertools
 import json
@@ -68,6 +67,7 @@ from moto.dynamodb.exceptions import TransactionCanceledException
 from moto.dynamodb.models.dynamo_type import DynamoType
 
 from ..replication import streamlog
+from ..replication.versions import GlobalVersions
 from .knobs import find_table
 from ..replication.regions import here
 
@@ -90,7 +90,6 @@ CONFLICT_REASON = ("TransactionConflict", CONFLICT_MESSAGE, None)
 REPLICATED_CONFLICT = ("The request was rejected because one or more items in the request are being modified by a "
                        "request in another Region.")  # ReplicatedWriteConflictException, API reference
 SINGLE_ITEM_WRITES = ("PutItem", "UpdateItem", "DeleteItem")
-EVERY_REGION = "every Region"  # the Region of a global table's item in VERSIONS_HEADER (global_item)
 KEY_TYPES = ("S", "N", "B")  # the types a key attribute may have
 
 
@@ -156,7 +155,7 @@ class Model:
         self.stale_runs = {}  # explored: (client, item) -> how many of the client's reads of it in a row were stale
         self.batch_reads = {}  # explored: BatchGetItem token -> {item: (table, key, image)} of the items read so far
         self.last_versions = None  # explored: what the last request answered read and wrote (with_versions)
-        self.global_versions = {}  # explored: a global table's item (everywhere) -> its writes' timestamps, in order
+        self.global_versions = GlobalVersions()  # explored: a global table's items' versions, across Regions
         if replicas is not None:
             replicas.arrived = self.arrived
 
@@ -347,11 +346,9 @@ class Model:
                 table = find_table(name)
                 key = key_of(table, attributes) if table is not None else None
                 if key is not None:
-                    history = History(name, key, key_label(table, key), copy.deepcopy(table.get_item(*key)),
-                                      self.stamp_of(name, key))
-                    self.histories[identity] = history
-                    if history.stamps[0] is not None:
-                        self.global_version(identity, history.stamps[0])  # the version every replica held first
+                    self.histories[identity] = History(name, key, key_label(table, key),
+                                                       copy.deepcopy(table.get_item(*key)), self.stamp_of(name, key))
+                    self.global_versions.number(identity, self.histories[identity].stamps[0])  # version 0, if global
         batch = bool(named) and target == "BatchWriteItem" and (
             bool(headers.get(HOLD_HEADER)) if self.exploring else bool(self.transaction_window))
         before = {identity: copy.deepcopy(find_table(name).get_item(*self.histories[identity].key))
@@ -552,8 +549,7 @@ class Model:
 
     def version_entry(self, identity, version):
         """[item, its label, version, whether the item exists in that version] of an item read or written, or None for an
-        item of no table. An item of a global table's replica is the item in every Region (global_item), its version
-        the place of the write it holds in the item's order of writes across Regions (global_version)."""
+        item of no table; of a global table's item, as replication/versions.py numbers them across Regions."""
         history = self.histories.get(identity)
         if history is not None:
             stamp = history.stamps[version]
@@ -569,32 +565,18 @@ class Model:
                 return None
             stamp = self.stamp_of(table_name, key)
             entry = [identity, key_label(table, key), 0, table.get_item(*key) is not None]
-        if stamp is None:
-            return entry
-        return [global_item(identity), entry[1], self.global_version(identity, stamp), entry[3]]
+        return entry if stamp is None else self.global_versions.entry(identity, entry[1], stamp, entry[3])
 
     def stamp_of(self, name, key):
         """The timestamp of the write the request's Region's replica of global table `name` holds at `key` (the
         unwritten one for an item no replicated write touched), or None for a table of no global table."""
         return self.replicas.stamp_of(name, key) if self.replicas is not None else None
 
-    def global_version(self, identity, stamp):
-        """The version of a global table's item that the write of this timestamp made: 0 for the one every replica held
-        when they last agreed, then 1, 2, ... in the order its writes were applied, in any Region. That is the order of
-        their timestamps (kept sorted here, should one come late), so last writer wins keeps, in every replica, the
-        latest of the versions it receives: each replica holds a later version at each change, all end at the last."""
-        writes = self.global_versions.setdefault(everywhere(identity), [])
-        if stamp not in writes:
-            bisect.insort(writes, stamp)
-        return writes.index(stamp)
-
     def arrived(self, where, name, key, image, stamp):
         """Explored: a replicated write arrived in the replica of table `name` in `where` (account, Region) and is
         stored there: the item's history there, if it has one, takes it as its newest version, held by every copy at
         once (globaltables.py: the followers do not trail an arrival)."""
-        if not self.exploring:
-            return
-        for history in self.histories.values():
+        for history in self.histories.values() if self.exploring else ():
             if history.table == name and history.where == tuple(where) and history.key == key:
                 history.append(copy.deepcopy(image), "replicated write", {}, stamp)
 
@@ -870,11 +852,6 @@ def everywhere(identity):
     """An item's name (item_id) without its Region: the same item in every replica of a global table."""
     return json.dumps(json.loads(identity)[:-1], sort_keys=True)
 
-
-def global_item(identity):
-    """An item's name (item_id) as the explorer's histories name a global table's item: its Region EVERY_REGION, one
-    register whichever replica is read or written."""
-    return json.dumps([*json.loads(identity)[:-1], EVERY_REGION], sort_keys=True)
 
 
 def key_label(table, key):
