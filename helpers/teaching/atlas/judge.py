@@ -12,12 +12,15 @@ The Region rows are judged on histories in which a global table's item is one re
 (helpers/explore/histories.py): a read in a Region reads the version its replica holds, a replicated write's arrival
 is the original write reaching one more copy, and the versions are in the order last writer wins decides.
 
-Not judged: the stream row. A stream is a log, not a register: a GetRecords returns the records from its iterator's
-place on, several versions of one item or none of an item that exists, so no one version is what it read unless it
-read the whole shard from its start. Elle's model of reads of a log is its list-append workload (a read returns the
-whole list, and the order of the list orders the writes), which the analyser (rw-register) does not implement; taking
-the last record of each item as the version read would judge only the reads that happen to start at TRIM_HORIZON and
-reach the end, and call any other read of a record stale. What that row shows is the scenario's check alone.
+Not judged: the stream row. A stream is a log, not a register. Taken record by record (each record a GetRecords hands
+over a read of the version that record carries), a GetRecords from TRIM_HORIZON that hands over the
+reset's record of x and alice's is one operation reading two versions of one register, which Elle's rw-register
+model reports as an "internal" anomaly (a transaction's later read of a key disagreeing with its first) in the very
+orders where the consumer saw everything; and a GetRecords that hands over no record of an item has read nothing of it, where a read of
+a register always reads a version. Taking only each item's last record would call a read from LATEST, or one page of
+a longer shard, a read of an older version. Elle's model of reads of a log is its list-append workload (a read
+returns the whole list; the lists' order orders the writes), which the analyser does not implement. What the stream
+row shows is the scenario's check alone.
 """
 from ...explore import frames
 from .catalogue import STREAM_ROW
