@@ -72,7 +72,7 @@ def test_a_cross_region_lost_update_is_told_as_elle_s_lost_update_naming_both_re
     frame = cells[(atlas.MREC_LOST, "P4 lost update")].frame
     told = why(frame.loc[~frame["ok"], "history"].iloc[0])
     assert "lost-update" in told and "G-single-item" in told
-    assert "GetItem in us-east-1 then PutItem in us-east-1" in told and "PutItem in eu-west-1" in told
+    assert "alice's GetItem then PutItem in us-east-1" in told and "bob's GetItem then PutItem in eu-west-1" in told
 
 
 def test_each_column_names_elle_s_anomaly_beside_its_own_in_the_figure_and_the_catalogue(cells):

@@ -23,7 +23,8 @@ written once, so a read could not say which it read) or the copy a new value (an
 on the arrival, not on the client whose write it is, so a read after that write had returned, of a Region it had
 not reached, would close no cycle by real time). As part of the write, a read of a replica behind it is a read of
 an older version: a stale read once the write has returned (G-single-item-realtime), a lost update when a write
-follows it. A request on a global table is named with its Region ("PutItem in eu-west-1").
+follows it. A request on a global table is named with its Region ("PutItem in eu-west-1"; an attempt says it once
+for a run of requests in one Region: "GetItem then PutItem in us-east-1").
 
 A learner's function is usually not one request: a GetItem then a PutItem is meant as one unit. `attempts` groups a
 client's requests into what it meant as one, an attempt: each refused or cancelled request ends one (a version-checked
@@ -99,10 +100,18 @@ def attempts(recorded):
                 grouped.append(tuple(attempt))
         else:
             attempt = current[client]
-            attempt[1], attempt[4], attempt[5] = op["step"], attempt[4] + op["value"], attempt[5] + op["requests"]
+            attempt[1], attempt[4] = op["step"], attempt[4] + op["value"]
+            attempt[5] = region_once(attempt[5] + op["requests"])
             attempt[3] = "info" if "info" in (attempt[3], op["type"]) else "ok"
     grouped += [tuple(attempt) for attempt in current.values() if attempt[1] is not None]
     return {"ops": renumbered(reset + records(grouped)), "version_order": recorded["version_order"]}
+
+
+def region_once(requests):
+    """Requests' names with a Region said once for a run of requests in it: "GetItem then PutItem in us-east-1"."""
+    said = [name.split(" in ") + [""] for name in requests]  # [operation, its Region or "", ...]
+    return [operation if not region or place + 1 < len(said) and said[place + 1][1] == region
+            else f"{operation} in {region}" for place, (operation, region, *_) in enumerate(said)]
 
 
 def outcome(request):
