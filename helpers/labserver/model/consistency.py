@@ -348,7 +348,8 @@ class Model:
                 if key is not None:
                     self.histories[identity] = History(name, key, key_label(table, key),
                                                        copy.deepcopy(table.get_item(*key)), self.stamp_of(name, key))
-                    self.global_versions.number(identity, self.histories[identity].stamps[0])  # version 0, if global
+                    if self.exploring:  # a global table's item: its version 0 (replication/versions.py)
+                        self.global_versions.number(identity, self.histories[identity].stamps[0])
         batch = bool(named) and target == "BatchWriteItem" and (
             bool(headers.get(HOLD_HEADER)) if self.exploring else bool(self.transaction_window))
         before = {identity: copy.deepcopy(find_table(name).get_item(*self.histories[identity].key))
