@@ -4,6 +4,7 @@ import pytest
 
 from helpers import atlas
 from helpers.checks.p33 import check_query_row
+from helpers.explore import why
 from helpers.tables import REPLICA_REGIONS, dissolve
 
 pytestmark = pytest.mark.usefixtures("knobs_off")
@@ -50,15 +51,36 @@ def test_the_atlas_agrees_with_the_developer_guide_s_isolation_table(cells):
     assert found[("BatchWriteItem", "G0 dirty write")] == "occurs"
 
 
-def test_the_anomaly_analyser_judges_every_single_region_cell_as_its_scenario_does(lab, cells):
+def test_the_anomaly_analyser_judges_every_cell_as_its_scenario_does_the_region_rows_too(lab, cells):
     if lab.kind != "embedded":
         pytest.skip("histories come from the embedded lab server's consistency model")
     judged = {key: (cell.verdict, atlas.elle_verdict(cell)) for key, cell in cells.items()}
     judged = {key: verdicts for key, verdicts in judged.items() if verdicts[1] is not None}
-    assert len(judged) == 33 and {own for own, _ in judged.values()} == {"occurs", "prevented"}
+    region_rows = (atlas.MREC_LOST, atlas.MRSC_LOST, atlas.MREC_READ, atlas.MRSC_READ)
+    regions = {key: verdicts for key, verdicts in judged.items() if key[0] in region_rows}
+    assert len(judged) == 33 + 10 and len(regions) == 10
+    assert {own for own, _ in judged.values()} == {own for own, _ in regions.values()} == {"occurs", "prevented"}
     assert {key: verdicts for key, verdicts in judged.items() if verdicts[0] != verdicts[1]} == {}
+    assert atlas.NOT_JUDGED == {atlas.STREAM_ROW}
     assert all(cell.row in atlas.NOT_JUDGED for key, cell in cells.items()
                if cell.verdict != "n/a" and key not in judged)
+
+
+def test_a_cross_region_lost_update_is_told_as_elle_s_lost_update_naming_both_regions(lab, cells):
+    if lab.kind != "embedded":
+        pytest.skip("histories come from the embedded lab server's consistency model")
+    frame = cells[(atlas.MREC_LOST, "P4 lost update")].frame
+    told = why(frame.loc[~frame["ok"], "history"].iloc[0])
+    assert "lost-update" in told and "G-single-item" in told
+    assert "alice's GetItem then PutItem in us-east-1" in told and "bob's GetItem then PutItem in eu-west-1" in told
+
+
+def test_each_column_names_elle_s_anomaly_beside_its_own_in_the_figure_and_the_catalogue(cells):
+    chart = atlas.figure(cells)
+    assert "(G-single-item-<br>realtime)" in chart.layout.xaxis.ticktext[list(atlas.ANOMALIES).index("stale read")]
+    hovers = [text for row in chart.data[0].hovertext for text in row]
+    assert any("· stale read (G-single-item-realtime)</b>" in text for text in hovers)
+    assert "Elle: lost-update (" in atlas.ANOMALIES["P4 lost update"][0]
 
 
 def test_every_cell_that_runs_nothing_says_why(cells):

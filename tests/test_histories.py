@@ -7,6 +7,7 @@ from botocore.exceptions import ClientError
 from helpers import connect, fresh_table, tracing
 from helpers.explore import anomalies, explore, why
 from helpers.explore.histories import attempts
+from helpers.tables import dissolve
 
 COUNTER = {"PK": "POST#1", "SK": "STATS"}
 SEAT = {"PK": "SEAT#12A", "SK": "SEAT"}
@@ -211,3 +212,109 @@ def test_a_history_is_analysed_by_attempt_or_by_request_only(table):
     frame = explored({"alice": lambda: table.get_item(Key=COUNTER)}, reset)
     with pytest.raises(ValueError, match="unit must be"):
         anomalies(frame, unit="client")
+
+
+MREC_TABLE, MRSC_TABLE = "p34-histories-mrec", "p34-histories-mrsc"
+SEAT_KEY = {"KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+            "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"},
+                                     {"AttributeName": "SK", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST"}
+
+
+def made_global(lab, name, regions, **update):
+    """{Region: its client} of `regions` (the first the table's own) with `name` made a global table there, deleted
+    again after the test (embedded server only)."""
+    if lab.kind != "embedded":
+        pytest.skip("global tables are modelled by the embedded lab server (DynamoDB Local has none)")
+    clients = {region: lab.client_in(region) for region in regions}
+    with tracing(False):
+        dissolve(name, list(clients.values()))
+        clients[regions[0]].create_table(TableName=name, **SEAT_KEY)
+        clients[regions[0]].update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": regions[1]}}],
+                                         **update)
+        yield clients
+        dissolve(name, list(clients.values()))
+
+
+@pytest.fixture
+def mrec(lab):
+    """An MREC global table in us-east-1 and eu-west-1."""
+    yield from made_global(lab, MREC_TABLE, ("us-east-1", "eu-west-1"))
+
+
+@pytest.fixture
+def mrsc(lab):
+    """An MRSC global table in us-east-1 and us-west-2, its witness in us-east-2."""
+    yield from made_global(lab, MRSC_TABLE, ("us-east-1", "us-west-2"), MultiRegionConsistency="STRONG",
+                           GlobalTableWitnessUpdates=[{"Create": {"RegionName": "us-east-2"}}])
+
+
+def booking_in(client, name, holder):
+    """A client function: a PutItem of the seat if it does not exist yet, in the client's Region; 'OK' or the code."""
+    def book():
+        try:
+            client.put_item(TableName=name, Item={**SEAT, "holder": holder},
+                            ConditionExpression="attribute_not_exists(PK)")
+            return "OK"
+        except ClientError as error:
+            return error.response["Error"]["Code"]
+    return book
+
+
+def seat_freed(clients, name):
+    """A reset(): the seat absent in every Region (deleted in the first; the explorer lets every Region agree)."""
+    first = next(iter(clients.values()))
+    return lambda: first.delete_item(TableName=name, Key=SEAT)
+
+
+GLOBAL_SEAT = "{PK: 'SEAT#12A', SK: 'SEAT'}"
+
+
+def test_two_regions_conditional_puts_both_accepted_on_mrec_are_a_lost_update_whose_cycle_names_both_regions(mrec):
+    clients = {"alice": booking_in(mrec["us-east-1"], MREC_TABLE, "alice"),
+               "bob": booking_in(mrec["eu-west-1"], MREC_TABLE, "bob")}
+    frame = explored(clients, seat_freed(mrec, MREC_TABLE))
+    both = [place for place, results in enumerate(frame["results"]) if results == {"alice": "OK", "bob": "OK"}]
+    assert both, "on MREC each Region's condition reads its own replica: both may find the seat free"
+    for place in both:
+        recorded = frame["history"][place]
+        assert recorded["version_order"] == {GLOBAL_SEAT: [1, 2]}, "one item in every Region, its writes in order"
+        assert sorted(op["value"] for op in done(recorded)) == [[["r", GLOBAL_SEAT, None], ["w", GLOBAL_SEAT, 1]],
+                                                                 [["r", GLOBAL_SEAT, None], ["w", GLOBAL_SEAT, 2]]]
+        assert {"lost-update", "G-single-item"} <= set(anomalies(frame, unit="request")[place])
+    told = why(frame["history"][both[0]], unit="request")
+    assert "alice's PutItem in us-east-1" in told and "bob's PutItem in eu-west-1" in told
+    refused = [place for place, results in enumerate(frame["results"]) if "ConditionalCheckFailedException" in
+               results.values()]
+    assert refused and all(anomalies(frame, unit="request")[place] == () for place in refused)
+
+
+def test_on_mrsc_the_second_region_s_conditional_put_is_refused_and_no_order_shows_an_anomaly(mrsc):
+    clients = {"alice": booking_in(mrsc["us-east-1"], MRSC_TABLE, "alice"),
+               "bob": booking_in(mrsc["us-west-2"], MRSC_TABLE, "bob")}
+    frame = explored(clients, seat_freed(mrsc, MRSC_TABLE))
+    assert all(sorted(results.values()) == ["ConditionalCheckFailedException", "OK"] for results in frame["results"])
+    assert any("ReplicatedWriteConflictException" in answers for answers in frame["answers"])
+    assert set(anomalies(frame, unit="request")) == {()} and set(anomalies(frame)) == {()}
+
+
+def test_a_strong_read_of_a_replica_the_write_has_not_reached_reads_the_older_version_a_stale_read(mrec):
+    us, eu = mrec["us-east-1"], mrec["eu-west-1"]
+
+    def reset():
+        us.put_item(TableName=MREC_TABLE, Item={**SEAT, "holder": "nobody"})
+
+    clients = {"alice": lambda: us.put_item(TableName=MREC_TABLE, Item={**SEAT, "holder": "alice"}),
+               "bob": lambda: eu.get_item(TableName=MREC_TABLE, Key=SEAT, ConsistentRead=True)["Item"]["holder"]}
+    frame = explored(clients, reset)
+    read = {place: done(recorded, "bob")[0]["value"] for place, recorded in enumerate(frame["history"])}
+    assert set(map(str, read.values())) == {str([["r", GLOBAL_SEAT, 0]]), str([["r", GLOBAL_SEAT, 1]])}
+    for place, results in enumerate(frame["results"]):
+        assert read[place] == [["r", GLOBAL_SEAT, 1 if results["bob"] == "alice" else 0]]
+    after = [place for place, steps in enumerate(frame["steps"]) if steps.index(next(
+        step for step in steps if step.startswith("bob"))) > steps.index(next(
+            step for step in steps if step.startswith("alice")))]
+    stale = [place for place in after if frame["results"][place]["bob"] == "nobody"]
+    assert stale, "some order has bob read eu-west-1 after alice's PutItem returned, before it arrived"
+    assert all(anomalies(frame, unit="request")[place] == ("G-single-item-realtime",) for place in stale)
+    assert all(anomalies(frame, unit="request")[place] == () for place in range(len(frame)) if place not in stale)

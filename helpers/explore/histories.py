@@ -12,6 +12,20 @@ absent since the reset reads None (Elle's nil). Each request is an operation of 
   then ["w", item, value] for each item it wrote.
 Items that existed at the reset are written first by one operation of the process "reset".
 
+A global table's item is one register however many Regions hold a replica of it (the lab server names it "... in
+every Region"): a request in any Region reads the version that Region's replica holds, and a write's version is
+numbered in the item's order of writes across Regions, the order of their timestamps, by which last writer wins
+decides what every replica ends with (MREC); so one Region's write can come, in that order, right after a version
+another Region's condition read, and be overwritten unseen. A replicated write's arrival in another Region is no
+operation of its own: it is the original write reaching one more copy, as a follower taking a write is, and it
+writes no new value. Were it an operation, each version would have two writers (Elle takes every value to be
+written once, so a read could not say which it read) or the copy a new value (and a read in that Region would depend
+on the arrival, not on the client whose write it is, so a read after that write had returned, of a Region it had
+not reached, would close no cycle by real time). As part of the write, a read of a replica behind it is a read of
+an older version: a stale read once the write has returned (G-single-item-realtime), a lost update when a write
+follows it. A request on a global table is named with its Region ("PutItem in eu-west-1"; an attempt says it once
+for a run of requests in one Region: "GetItem then PutItem in us-east-1").
+
 A learner's function is usually not one request: a GetItem then a PutItem is meant as one unit. `attempts` groups a
 client's requests into what it meant as one, an attempt: each refused or cancelled request ends one (a version-checked
 retry starts over), and so does the client's return. Requests are applied one at a time, so among requests the
@@ -23,6 +37,7 @@ import json
 from .steps import ItemRead, Request, Reveal
 
 RESET = "reset"
+EVERY_REGION = "every Region"  # the lab server's Region of a global table's item (replication/versions.py)
 
 
 def history(steps):
@@ -55,8 +70,15 @@ def operations(steps, requests, names):
         value = ([["r", names[entry[0]], value_of(entry)] for entry in read]
                  + [["w", names[entry[0]], value_of(entry)] for entry in written])
         found.append((first[id(request)], last[id(request)], request.client, outcome(request), value,
-                      [request.operation]))
+                      [request_name(request, read + written)]))
     return found
+
+
+def request_name(request, entries):
+    """The request as an operation's "requests" name it: "PutItem", or "PutItem in eu-west-1" when it read or wrote a
+    global table's item."""
+    regional = request.region and any(json.loads(entry[0])[-1] == EVERY_REGION for entry in entries)
+    return f"{request.operation} in {request.region}" if regional else request.operation
 
 
 def attempts(recorded):
@@ -78,10 +100,18 @@ def attempts(recorded):
                 grouped.append(tuple(attempt))
         else:
             attempt = current[client]
-            attempt[1], attempt[4], attempt[5] = op["step"], attempt[4] + op["value"], attempt[5] + op["requests"]
+            attempt[1], attempt[4] = op["step"], attempt[4] + op["value"]
+            attempt[5] = region_once(attempt[5] + op["requests"])
             attempt[3] = "info" if "info" in (attempt[3], op["type"]) else "ok"
     grouped += [tuple(attempt) for attempt in current.values() if attempt[1] is not None]
     return {"ops": renumbered(reset + records(grouped)), "version_order": recorded["version_order"]}
+
+
+def region_once(requests):
+    """Requests' names with a Region said once for a run of requests in it: "GetItem then PutItem in us-east-1"."""
+    said = [name.split(" in ") + [""] for name in requests]  # [operation, its Region or "", ...]
+    return [operation if not region or place + 1 < len(said) and said[place + 1][1] == region
+            else f"{operation} in {region}" for place, (operation, region, *_) in enumerate(said)]
 
 
 def outcome(request):

@@ -67,6 +67,7 @@ from moto.dynamodb.exceptions import TransactionCanceledException
 from moto.dynamodb.models.dynamo_type import DynamoType
 
 from ..replication import streamlog
+from ..replication.versions import GlobalVersions
 from .knobs import find_table
 from ..replication.regions import here
 
@@ -97,25 +98,28 @@ class ChoiceError(ValueError):
 
 
 class History:
-    """One item's successful writes since every copy last agreed: images[0] is the item then (None: absent)."""
+    """One item's successful writes since every copy last agreed: images[0] is the item then (None: absent). In a
+    replica of a global table, stamps[i] is the timestamp of the write version i is (Replication.stamp_of)."""
 
-    def __init__(self, table, key, label, image):
+    def __init__(self, table, key, label, image, stamp=None):
         self.table, self.key, self.label = table, key, label
         self.where = here()  # the account and Region of the table's copy this history is of
         self.images = [image]
         self.writers = [""]
         self.ready = [{}]
+        self.stamps = [stamp]
 
     def position(self, copy_name, now):
         """The newest version `copy_name` holds at `now` (followers never pass the leader)."""
         limit = len(self.images) if copy_name == LEADER else self.position(LEADER, now) + 1
         return max(i for i in range(limit) if self.ready[i].get(copy_name, ALWAYS) <= now)
 
-    def append(self, image, writer, ready):
-        """Record one more successful write and when each copy takes it."""
+    def append(self, image, writer, ready, stamp=None):
+        """Record one more successful write, when each copy takes it and (a global table's) its timestamp."""
         self.images.append(image)
         self.writers.append(writer)
         self.ready.append(ready)
+        self.stamps.append(stamp)
 
     def copy_for(self, copy_name):
         """The copy that answers for this item: an index copy only for items written since the index existed."""
@@ -125,7 +129,7 @@ class History:
         """Forget the versions no copy can show any more (sampled only: explored choices name versions by place)."""
         oldest = min((self.position(name, now) for name in self.ready[-1]), default=0)
         if oldest:
-            del self.images[:oldest], self.writers[:oldest], self.ready[:oldest]
+            del self.images[:oldest], self.writers[:oldest], self.ready[:oldest], self.stamps[:oldest]
             self.ready[0] = {}
 
     def settled(self, now):
@@ -151,6 +155,9 @@ class Model:
         self.stale_runs = {}  # explored: (client, item) -> how many of the client's reads of it in a row were stale
         self.batch_reads = {}  # explored: BatchGetItem token -> {item: (table, key, image)} of the items read so far
         self.last_versions = None  # explored: what the last request answered read and wrote (with_versions)
+        self.global_versions = GlobalVersions()  # explored: a global table's items' versions, across Regions
+        if replicas is not None:
+            replicas.arrived = self.arrived
 
     @property
     def mode(self):
@@ -229,6 +236,7 @@ class Model:
         self.transactions.clear()
         self.stale_runs.clear()
         self.batch_reads.clear()
+        self.global_versions.clear()
 
     def catch_up(self):
         """Copies whose lag knob is off take every write now; with transaction_window off, transactions end."""
@@ -339,7 +347,9 @@ class Model:
                 key = key_of(table, attributes) if table is not None else None
                 if key is not None:
                     self.histories[identity] = History(name, key, key_label(table, key),
-                                                       copy.deepcopy(table.get_item(*key)))
+                                                       copy.deepcopy(table.get_item(*key)), self.stamp_of(name, key))
+                    if self.exploring:  # a global table's item: its version 0 (replication/versions.py)
+                        self.global_versions.number(identity, self.histories[identity].stamps[0])
         batch = bool(named) and target == "BatchWriteItem" and (
             bool(headers.get(HOLD_HEADER)) if self.exploring else bool(self.transaction_window))
         before = {identity: copy.deepcopy(find_table(name).get_item(*self.histories[identity].key))
@@ -372,7 +382,7 @@ class Model:
             if history is not None:
                 table = find_table(name)
                 history.append(copy.deepcopy(table.get_item(*history.key)), writer,
-                               self.ready_times(table, reveal, now))
+                               self.ready_times(table, reveal, now), self.stamp_of(name, history.key))
         written = [(identity, len(self.histories[identity].images) - 1) for _, _, identity in named
                    if identity in self.histories]
         answer = self.with_versions(answer, [(None, None, checked)], prior, written)
@@ -498,7 +508,8 @@ class Model:
         if version == len(history.images) - 1:
             history.ready[version][LEADER] = ALWAYS
         else:
-            history.append(copy.deepcopy(image), history.writers[version], self.ready_times(table, ALWAYS, 0))
+            history.append(copy.deepcopy(image), history.writers[version], self.ready_times(table, ALWAYS, 0),
+                           history.stamps[version])
         store(table, history.key, image)
 
     def read(self, target, params, headers, reads, apply, now):
@@ -539,17 +550,36 @@ class Model:
 
     def version_entry(self, identity, version):
         """[item, its label, version, whether the item exists in that version] of an item read or written, or None for an
-        item of no table."""
+        item of no table; of a global table's item, as replication/versions.py numbers them across Regions."""
         history = self.histories.get(identity)
         if history is not None:
-            return [identity, history.label, version, history.images[version] is not None]
-        table_name, *_ = json.loads(identity)
-        table = find_table(table_name)
-        attributes = {name: value for name, value in zip(
-            [name for name in (table.hash_key_attr, table.range_key_attr) if name], json.loads(identity)[1:-1])
-            if value is not None} if table is not None else {}
-        key = key_of(table, attributes) if table is not None else None
-        return None if key is None else [identity, key_label(table, key), 0, table.get_item(*key) is not None]
+            stamp = history.stamps[version]
+            entry = [identity, history.label, version, history.images[version] is not None]
+        else:
+            table_name, *_ = json.loads(identity)
+            table = find_table(table_name)
+            attributes = {name: value for name, value in zip(
+                [name for name in (table.hash_key_attr, table.range_key_attr) if name], json.loads(identity)[1:-1])
+                if value is not None} if table is not None else {}
+            key = key_of(table, attributes) if table is not None else None
+            if key is None:
+                return None
+            stamp = self.stamp_of(table_name, key)
+            entry = [identity, key_label(table, key), 0, table.get_item(*key) is not None]
+        return entry if stamp is None else self.global_versions.entry(identity, entry[1], stamp, entry[3])
+
+    def stamp_of(self, name, key):
+        """The timestamp of the write the request's Region's replica of global table `name` holds at `key` (the
+        unwritten one for an item no replicated write touched), or None for a table of no global table."""
+        return self.replicas.stamp_of(name, key) if self.replicas is not None else None
+
+    def arrived(self, where, name, key, image, stamp):
+        """Explored: a replicated write arrived in the replica of table `name` in `where` (account, Region) and is
+        stored there: the item's history there, if it has one, takes it as its newest version, held by every copy at
+        once (globaltables.py: the followers do not trail an arrival)."""
+        for history in self.histories.values() if self.exploring else ():
+            if history.table == name and history.where == tuple(where) and history.key == key:
+                history.append(copy.deepcopy(image), "replicated write", {}, stamp)
 
     def read_item(self, params, headers):
         """Explored: read now the one item `params` (a BatchGetItem of one key) names, as one item of the BatchGetItem
@@ -822,6 +852,7 @@ def item_id(table_name, attributes):
 def everywhere(identity):
     """An item's name (item_id) without its Region: the same item in every replica of a global table."""
     return json.dumps(json.loads(identity)[:-1], sort_keys=True)
+
 
 
 def key_label(table, key):

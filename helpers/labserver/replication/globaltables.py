@@ -87,6 +87,10 @@ the condition expression against the version of the item in the Region").
   replication_lag off, an MRSC write is replicated before its answer, one request at a time, so it never meets another
   in flight.
 A PartiQL write copies its whole table to the other replicas at once, in either case, without timestamps.
+- explored histories (helpers/explore/histories.py): the consistency model names an item of a global table as one
+  item in every Region (its x-lab-versions entries), and each version by its write's timestamp (`stamp_of`, what the
+  replica holds), numbered in their order: the order last writer wins keeps. An arrival stored in a replica is told to
+  the model (`arrived`), so a read there reports the version it now shows.
 
 Billing. "Write operations to replica tables are billed using the following units: Replicated Write Request Units
 (rWRUs) for on-demand capacity mode, where one rWRU per replica table is charged for each write up to 1KB"; "Replicated
@@ -202,12 +206,22 @@ class Replication:
         self.numbers = itertools.count(1)
         self.deferred = None  # explored: the MRSC write being applied keeps its arrivals here until acknowledged
         self.meter = None  # the lab server's meter (metering.Meter), which counts the units arrivals use
+        self.arrived = None  # the consistency model's Model.arrived, told of each replicated write a replica stores
 
     @staticmethod
     def synchronous(name):
         """True when the table `name` of the request's Region is a replica of an MRSC global table."""
         group = group_of(name) if GROUPS else None
         return group is not None and group.consistency == STRONG
+
+    @staticmethod
+    def stamp_of(name, key):
+        """The timestamp of the write the request's Region's replica of global table `name` holds at moto's `key`
+        (UNWRITTEN where no replicated write touched it), or None when `name` is no replica of a global table."""
+        if not GROUPS or group_of(name) is None:
+            return None
+        account, region = here()
+        return STAMPS.get((account, plain(name), region, key), UNWRITTEN)
 
     @contextmanager
     def deferring(self, defer):
@@ -667,6 +681,8 @@ def arrive(account, name, region, key, image, stamp):
     store(replica, key, image)
     if replica.stream_shard is not None and (before is not None or image is not None):
         replica.stream_shard.add(before, image)
+    if REPLICATION.arrived is not None:
+        REPLICATION.arrived((account, region), name, key, image, stamp)
 
 
 def copy_table(name):

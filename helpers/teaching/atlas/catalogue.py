@@ -53,7 +53,42 @@ ROWS = {
     MRSC_READ: "# the same, bob reading in us-west-2, on an MRSC global table",
 }
 
-ANOMALIES = {
+ELLE_NAMES = {  # column: the name Jepsen's Elle (helpers.anomalies) gives its anomaly: a cycle of which edges
+    "G0 dirty write": "G0",
+    "G1a aborted read": "G1a",
+    "G1b intermediate read": "G1b",
+    "P4 lost update": "lost-update",
+    "G-single read skew": "G-single-item",
+    "G2-item write skew": "G2-item",
+    "stale read": "G-single-item-realtime",
+    "no read-your-writes": "G-single-item-process",
+    "non-monotonic reads": "G-single-item-process",
+    "stale index read": "G-single-item-realtime",
+}
+ELLE_WORDS = {  # Elle's name: what its cycle is, in a learner's words
+    "G0": "a cycle of write-write edges only",
+    "G1a": "a read of a version only a refused or cancelled write made",
+    "G1b": "a read of a version its writer overwrote in the same unit",
+    "lost-update": "two units read one version of an item and both write it",
+    "G-single-item": "a cycle with exactly one read-write anti-dependency",
+    "G2-item": "a cycle with two read-write anti-dependencies in a row",
+    "G-single-item-realtime": "a cycle with one anti-dependency, closed by real-time order",
+    "G-single-item-process": "a cycle with one anti-dependency, closed by the client's own order",
+}
+
+
+def elle_name(column):
+    """A column's everyday name with Elle's beside it: "stale read (G-single-item-realtime)"."""
+    return f"{column} ({ELLE_NAMES[column]})"
+
+
+def with_elle(column, words):
+    """A column's words followed by Elle's name for its anomaly and what that name means."""
+    name = ELLE_NAMES[column]
+    return f"{words} Elle: {name} ({ELLE_WORDS[name]})."
+
+
+EVERYDAY = {  # column: (the anomaly in plain words, an example in DynamoDB)
     "G0 dirty write": ("Two writers' changes to the same items interleave: x ends as one wrote it, y as the other "
                        "did.", "alice and bob each set x and y to their own name; x says alice, y says bob."),
     "G1a aborted read": ("A reader sees a write that was refused or cancelled.",
@@ -75,6 +110,8 @@ ANOMALIES = {
     "stale index read": ("A query on a global secondary index misses a completed write, and a decision is taken "
                          "on it.", "two sign-ups with one email both find it free on the index: a duplicate."),
 }
+
+ANOMALIES = {column: (with_elle(column, words), example) for column, (words, example) in EVERYDAY.items()}
 
 EXERCISE_ROW = "Query, ConsistentRead"
 EXERCISE_COLUMNS = ("G1a aborted read", "G-single read skew", "stale read", "no read-your-writes",
