@@ -423,11 +423,12 @@ def test_any_cancellation_answered_as_the_address_taken_is_caught_by_its_holder_
     assert not report.passed
     assert report.schedule == ("u9", "u1", "u9+0", "u9+1")
     assert report.message == (
-        "u9: TransactWriteItems -> u1: TransactWriteItems -> u9: TransactWriteItems makes {PK: 'USER#u9', SK: 'PROFILE'} "
-        "visible -> u9: TransactWriteItems makes {PK: 'EMAIL#neo@example.com', SK: 'EMAIL'} visible: u1 was told "
-        "'email', but to its last TransactWriteItems DynamoDB cancelled it with the reasons [None, TransactionConflict, "
-        "None]: no condition failed, so nothing said the address was taken (u9 was deleting its account, freeing it) "
-        f"(in 1 of the 3 distinct orders in which u1 and u9's requests can reach DynamoDB). {CONFLICT_WHY}")
+        "u9: TransactWriteItems -> u1: TransactWriteItems -> u9: TransactWriteItems makes {PK: 'USER#u9', SK: "
+        "'PROFILE'} visible -> u9: TransactWriteItems makes {PK: 'EMAIL#neo@example.com', SK: 'EMAIL'} visible: u1 was "
+        "told 'email', but to its last TransactWriteItems DynamoDB cancelled it with the reasons [None, "
+        "TransactionConflict, None]: no condition failed, so nothing said the address was taken (u9 was deleting its "
+        f"account, freeing it) (in 1 of the 3 distinct orders in which u1 and u9's requests can reach DynamoDB). "
+        f"{CONFLICT_WHY}")
 
 
 @pytest.mark.parametrize("right", [sign_up, sign_up_with_the_address_first], ids=lambda right: right.__name__)

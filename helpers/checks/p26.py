@@ -224,7 +224,7 @@ def check_sign_up_user(sign_up_user):
         on_address, address_orders = None, None
     if on_address:
         return on_address
-    # A conflict with a transaction that frees the address: 'email' is right only where DynamoDB said a condition failed.
+    # A conflict with a transaction that frees the address: 'email' is right only where a condition failed.
     try:
         on_freed, freed_orders = freed_address(sign_up_user)
     except TooManyOrders:
@@ -239,11 +239,11 @@ NOTE_ID = "p26-last-cancellation"
 
 
 class LastAnswer:
-    """The Codes of the CancellationReasons DynamoDB gave the learner's last TransactWriteItems in this order ([] when
-    it was applied, None when it sent none), noted on the lab's client while the learner's function runs."""
+    """What DynamoDB answered the learner's last TransactWriteItems in this order, as (its error code or "OK", the Codes
+    of its CancellationReasons), or None when it sent none: noted on the lab's client while the learner's code runs."""
 
     def __init__(self, learner):
-        self.learner, self.codes, self.running = learner, None, threading.local()
+        self.learner, self.answer, self.running = learner, None, threading.local()
 
     def call(self, *args):
         """The learner's function on `args`, its TransactWriteItems answers noted."""
@@ -254,9 +254,10 @@ class LastAnswer:
             self.running.on = False
 
     def note(self, parsed, **_):
-        """botocore's after-call hook: keep the reasons of a TransactWriteItems the learner's function sent."""
+        """botocore's after-call hook: keep the answer to a TransactWriteItems the learner's function sent."""
         if getattr(self.running, "on", False):
-            self.codes = [reason.get("Code") for reason in parsed.get("CancellationReasons") or ()]
+            self.answer = (parsed.get("Error", {}).get("Code", "OK"),
+                           [reason.get("Code") for reason in parsed.get("CancellationReasons") or ()])
 
     @contextmanager
     def noting(self, client):
@@ -298,29 +299,31 @@ def freed_address(sign_up_user):
     answered = LastAnswer(sign_up_user)
 
     def setup():
-        answered.codes = None
+        answered.answer = None
         return address_held()
 
     def client(action, *args):
         return answered.call(*args) if action == "sign up" else delete_account(*args)
 
     def invariant(table, log):
-        return raised(log) or freed_problem(everything(table), log, answered.codes)
+        return raised(log) or freed_problem(everything(table), log, answered.answer)
 
     with answered.noting(connect(quiet=True).client):
         return explored("sign_up_user", client, setup, one_signs_up_one_leaves, invariant, names=(SIGNER, LEAVER))
 
 
-def freed_problem(items, log, codes):
-    """What the sign-up's answer or the table contradict, or None: 'email' by the reasons DynamoDB gave (`codes`), any
-    other answer by the sentinels."""
+def freed_problem(items, log, answer):
+    """What the sign-up's answer or the table contradict, or None: 'email' by what DynamoDB answered its last
+    TransactWriteItems (`answer`, LastAnswer's), any other answer by the sentinels."""
     signed = log[[args[0] == "sign up" for args in log["args"]]].copy()
     signed["args"] = [args[1:] for args in signed["args"]]
-    user_id, answer = signed["args"].iloc[0][1], signed["result"].iloc[0]
-    if answer != "email":
+    user_id, told = signed["args"].iloc[0][1], signed["result"].iloc[0]
+    if told != "email":
         return sign_up_problem(items, signed)
-    if codes is not None and "ConditionalCheckFailed" not in codes:
-        said = f"cancelled it with the reasons [{', '.join(map(str, codes))}]" if codes else "applied it"
+    if answer is not None and "ConditionalCheckFailed" not in answer[1]:
+        code, codes = answer
+        said = (f"cancelled it with the reasons [{', '.join(map(str, codes))}]" if codes
+                else "applied it" if code == "OK" else f"answered it {code}")
         return (f"{user_id} was told 'email', but to its last TransactWriteItems DynamoDB {said}: no condition failed, "
                 f"so nothing said the address was taken ({LEAVER} was deleting its account, freeing it)")
     return pairing_problem(items)
