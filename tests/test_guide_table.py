@@ -53,3 +53,13 @@ def test_the_committed_guide_gives_minutes_for_every_notebook():
     rows, when = guide_table.minutes_table()
     assert set(rows["notebook"]) == {path.name for path in (ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")}
     assert (rows["reading"] >= 1).all() and when.startswith("Measured by `make guide` on ")
+
+
+@pytest.mark.parametrize("load, said", [
+    ("15.9", " Its 2 cores were busy then (load average 15.9), so Run All takes less on a quiet machine."),
+    ("0.9", ""), ("2.0", "")])
+def test_a_measurement_on_a_busy_machine_says_so_under_the_table(load, said):
+    when = (f"Measured by `make guide` on 2026-12-05 (Linux x86_64, 2 cores, load average {load} at the start, Python "
+            "3.11.7); reading at 180 words a minute, markdown cells only.")
+    markdown = guide_table.as_markdown(guide_table.measured_rows(GUIDE_TEXT), when)
+    assert markdown.splitlines()[-1] == when + said

@@ -1,7 +1,11 @@
 """Checkers for notebook 26 (unique constraints on non-key attributes)."""
+import threading
+from contextlib import contextmanager
+
 from boto3.dynamodb.conditions import Attr
 
 from ..explore import TooManyOrders
+from ..lab.backend import connect
 from ..lab.tables import fresh_table
 from . import attack, exhaustive, explored
 
@@ -192,8 +196,9 @@ def sign_up_problem(items, log):
 def check_sign_up_user(sign_up_user):
     """Attack sign_up_user(table, user_id, email, phone): two users claim one address in two spellings, in every order
     with a crash after any write, then in every order as DynamoDB runs transactions (a conflict must be retried), then
-    two users claim one phone number the same way, then many at once on a server as weak as DynamoDB, half of them
-    racing for one phone number instead."""
+    one user claims the address while its holder deletes its account (judged by what DynamoDB answered), then two users
+    claim one phone number the same way, then many at once on a server as weak as DynamoDB, half of them racing for
+    one phone number instead."""
     def invariant(table, log):
         return (raised(log) or contest_problem(log, 2, CONTESTED, str.lower)
                 or contest_problem(log, 3, CONTESTED_PHONE, str) or sign_up_problem(everything(table), log))
@@ -217,20 +222,125 @@ def check_sign_up_user(sign_up_user):
                                               one_address_two_users, invariant)
     except TooManyOrders:
         on_address, address_orders = None, None
-    report = on_address or attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), sign_up_calls, invariant,
-                                  orders_of=one_phone_two_users)
-    return explored_before(report, address_orders, crashes)
+    if on_address:
+        return on_address
+    # A conflict with a transaction that frees the address: 'email' is right only where a condition failed.
+    try:
+        on_freed, freed_orders = freed_address(sign_up_user)
+    except TooManyOrders:
+        on_freed, freed_orders = None, None
+    report = on_freed or attack("sign_up_user", sign_up_user, lambda: fresh_table(TABLE), sign_up_calls, invariant,
+                                orders_of=one_phone_two_users)
+    return explored_before(report, address_orders, crashes, freed_orders)
 
 
-def explored_before(report, address_orders, crashes):
+SIGNER, LEAVER = "u1", "u9"  # u1 signs up with the contested address while u9, who holds it, deletes its account
+NOTE_ID = "p26-last-cancellation"
+
+
+class LastAnswer:
+    """What DynamoDB answered the learner's last TransactWriteItems in this order, as (its error code or "OK", the Codes
+    of its CancellationReasons), or None when it sent none: noted on the lab's client while the learner's code runs."""
+
+    def __init__(self, learner):
+        self.learner, self.answer, self.running = learner, None, threading.local()
+
+    def call(self, *args):
+        """The learner's function on `args`, its TransactWriteItems answers noted."""
+        self.running.on = True
+        try:
+            return self.learner(*args)
+        finally:
+            self.running.on = False
+
+    def note(self, parsed, **_):
+        """botocore's after-call hook: keep the answer to a TransactWriteItems the learner's function sent."""
+        if getattr(self.running, "on", False):
+            self.answer = (parsed.get("Error", {}).get("Code", "OK"),
+                           [reason.get("Code") for reason in parsed.get("CancellationReasons") or ()])
+
+    @contextmanager
+    def noting(self, client):
+        """The block runs with `client`'s TransactWriteItems answers noted."""
+        event = "after-call.dynamodb.TransactWriteItems"
+        client.meta.events.register(event, self.note, unique_id=NOTE_ID)
+        try:
+            yield
+        finally:
+            client.meta.events.unregister(event, unique_id=NOTE_ID)
+
+
+def address_held():
+    """A fresh table in which LEAVER holds the contested address: its profile and the address's sentinel."""
+    table = fresh_table(TABLE)
+    table.put_item(Item={**profile_key(LEAVER), "email": CONTESTED})
+    table.put_item(Item={**sentinel_key(CONTESTED), "user_id": LEAVER})
+    return table
+
+
+def delete_account(table, user_id, email):
+    """A user deletes its account: its profile and its address's sentinel, in one transaction."""
+    table.meta.client.transact_write_items(TransactItems=[
+        {"Delete": {"TableName": table.name, "Key": profile_key(user_id)}},
+        {"Delete": {"TableName": table.name, "Key": sentinel_key(email)}}])
+    return "deleted"
+
+
+def one_signs_up_one_leaves(table):
+    """SIGNER signs up with the contested address while LEAVER, who holds it, deletes its account."""
+    return [("sign up", table, SIGNER, CONTESTED, "+15552001"), ("delete", table, LEAVER, CONTESTED)]
+
+
+def freed_address(sign_up_user):
+    """(a failing Report or None, the orders explored) of SIGNER signing up with the address LEAVER is giving up.
+    'email' is judged by what DynamoDB answered the sign-up's last TransactWriteItems: right after a
+    ConditionalCheckFailed (LEAVER still held it), wrong after a cancellation with no failed condition (a
+    TransactionConflict with the deletion that was freeing it)."""
+    answered = LastAnswer(sign_up_user)
+
+    def setup():
+        answered.answer = None
+        return address_held()
+
+    def client(action, *args):
+        return answered.call(*args) if action == "sign up" else delete_account(*args)
+
+    def invariant(table, log):
+        return raised(log) or freed_problem(everything(table), log, answered.answer)
+
+    with answered.noting(connect(quiet=True).client):
+        return explored("sign_up_user", client, setup, one_signs_up_one_leaves, invariant, names=(SIGNER, LEAVER))
+
+
+def freed_problem(items, log, answer):
+    """What the sign-up's answer or the table contradict, or None: 'email' by what DynamoDB answered its last
+    TransactWriteItems (`answer`, LastAnswer's), any other answer by the sentinels."""
+    signed = log[[args[0] == "sign up" for args in log["args"]]].copy()
+    signed["args"] = [args[1:] for args in signed["args"]]
+    user_id, told = signed["args"].iloc[0][1], signed["result"].iloc[0]
+    if told != "email":
+        return sign_up_problem(items, signed)
+    if answer is not None and "ConditionalCheckFailed" not in answer[1]:
+        code, codes = answer
+        said = (f"cancelled it with the reasons [{', '.join(map(str, codes))}]" if codes
+                else "applied it" if code == "OK" else f"answered it {code}")
+        return (f"{user_id} was told 'email', but to its last TransactWriteItems DynamoDB {said}: no condition failed, "
+                f"so nothing said the address was taken ({LEAVER} was deleting its account, freeing it)")
+    return pairing_problem(items)
+
+
+def explored_before(report, address_orders, crashes, freed_orders):
     """A passing report that also says what was explored before its exhaustive stage (two sign-ups after one phone
-    number): the orders of two after one address, and the crashes; a failing one is left as it is."""
+    number): the orders of two after one address, of one after the address its holder gives up, and the crashes; a
+    failing one is left as it is."""
     if report.passed:
         before = ([f"in all {len(address_orders)} distinct orders of two sign-ups after one address"]
                   if address_orders is not None else [])
+        before += ([f"in all {len(freed_orders)} distinct orders of a sign-up after the address its holder is giving "
+                    "up"] if freed_orders is not None else [])
         before += ["in every order with a crash after any write"] if crashes else []
-        report.message += " (two sign-ups after one phone number)" + (f"; and, before it, {' and '.join(before)}"
-                                                                       if before else "")
+        listed = f"{', '.join(before[:-1])} and {before[-1]}" if len(before) > 1 else "".join(before)
+        report.message += " (two sign-ups after one phone number)" + (f"; and, before it, {listed}" if before else "")
     return report
 
 

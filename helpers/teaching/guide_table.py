@@ -11,6 +11,7 @@ import pandas as pd
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "instructors.md"
 START = "<!-- make guide: table start -->"
 END = "<!-- make guide: table end -->"
+BUSY = re.compile(r"(\d+) cores, load average ([\d.]+) at the start")
 ROW = re.compile(r"^\| \[[^]]+\]\(\.\./notebooks/([^)]+)\) \| .*? \| ([^|]+?) \| (\d+) min \|$", re.M)
 
 
@@ -45,4 +46,13 @@ def as_markdown(rows, when):
     lines = ["| notebook | reading | run all |", "|---|---|---|"]
     lines += [f"| [{Path(name).stem}]({name}) | {reading} min | {run_all} |" for name, reading, run_all in rows.itertuples(index=False)]
     lines.append(f"| **all** | **{rows['reading'].sum()} min** | |")
-    return "\n".join(lines) + f"\n\n{when}"
+    return "\n".join(lines) + f"\n\n{when}{busy_words(when)}"
+
+
+def busy_words(when):
+    """' Its 2 cores were busy ...' when the `when` line's load average at the start was above its cores, else ''."""
+    found = BUSY.search(when)
+    if not found or float(found.group(2)) <= int(found.group(1)):
+        return ""
+    return (f" Its {found.group(1)} cores were busy then (load average {found.group(2)}), so Run All takes less on a "
+            "quiet machine.")
