@@ -23,7 +23,7 @@ REINSTALL = "rm -f .venv/.installed-* && make doctor"
 REINSTALL_TEST = "rm -f .venv/.installed-* && make .venv/.installed-test"
 MARKS = {"ok": "[ok]", "fail": "[X]", "warn": "[!]"}
 # Measured (PSS of a kernel and its lab server): 215-220 MB after a notebook's Setup cell (22, 25, 27, 28 and 33);
-# 284-292 MB after all of it (25, 33 and 34, 2026-12-05, load average 4-6), 322 MB for 36.
+# 284-292 MB after all of it (25, 33 and 34, 2026-12-05, load average 4-6), 277 MB for 35 and 317 MB for 36 (load 17-21).
 NOTEBOOK_MEMORY_MB = 290
 MINIMUM_OPEN_NOTEBOOKS = 3
 LIBRARIES = ("aws-lambda-powertools", "pynamodb", "python-dynamodb-lock")  # what notebook 36 explores
