@@ -112,13 +112,19 @@ def version(value):
     return f"v{value}" if isinstance(value, int) else repr(value)
 
 
+def op_name(op):
+    """An operation as its box names it: in a learner's words when the explorer recorded it ("alice's GetItem then
+    PutItem"), else by its process and index (a history written by hand)."""
+    return learner_name(op) if "requests" in op else f"process {op['process']}'s operation {op['index']}"
+
+
 def box_text(op, keys):
     """An operation's box: who did what ("alice's GetItem then PutItem"), then what it read and wrote."""
     reads = [f"{keys[k]} {version(v)}" for f, k, v in op["value"] if f == "r"]
     writes = [f"{keys[k]} {version(v)}" for f, k, v in op["value"] if f == "w"]
     did = "; ".join(part for part in (f"read {', '.join(reads)}" if reads else "",
                                       f"wrote {', '.join(writes)}" if writes else "") if part)
-    lines = textwrap.wrap(learner_name(op), BOX_LINE) + textwrap.wrap(did, BOX_LINE)
+    lines = textwrap.wrap(op_name(op), BOX_LINE) + textwrap.wrap(did, BOX_LINE)
     return "<br>".join([f"<b>{lines[0]}</b>", *lines[1:]])
 
 
@@ -196,7 +202,8 @@ def draw(figure, case, report=None, width=WIDTH - MARGIN["l"] - MARGIN["r"], xre
     where = {"xref": xref, "yref": yref}
     for op, text, box, (x, y) in zip(ops, texts, boxes, centres):
         colour = colours[op["process"]]
-        figure.add_annotation(x=x, y=y, text=text, showarrow=False, width=BOX_WIDTH - 12, height=box - 12,
+        figure.add_annotation(x=x, y=y, text=text, name=f"operation {op['index']}", showarrow=False,
+                              width=BOX_WIDTH - 12, height=box - 12,
                               bgcolor=NODE_FILLS[colour], bordercolor=colour, borderwidth=2, borderpad=5,
                               font={"size": NODE_FONT, "color": "#212121"}, align="center", valign="middle", **where)
     for i, step in enumerate(steps):
@@ -221,7 +228,7 @@ def draw(figure, case, report=None, width=WIDTH - MARGIN["l"] - MARGIN["r"], xre
                    "yanchor": "middle" if abs(left[1]) < 0.5 else ("bottom" if left[1] > 0 else "top")}
         figure.add_annotation(x=middle[0], y=middle[1], text=edge_text(step, keys), showarrow=False,
                               font={"size": EDGE_FONT, "color": colour}, bgcolor="rgba(255,255,255,0.9)",
-                              hovertext=step.because(learner_name) + ".", align="center", **anchors, **where)
+                              hovertext=step.because(op_name) + ".", align="center", **anchors, **where)
     return height
 
 
