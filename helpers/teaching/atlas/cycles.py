@@ -67,11 +67,8 @@ def column_cycle(cells, column):
     return None
 
 
-def column_figure(cells, column):
-    """The drawn cycle of a column (column_cycle), headed by the cell and order it comes from; None when none."""
-    found = column_cycle(cells, column)
-    if found is None:
-        return None
+def column_figure(column, found):
+    """The drawn cycle of a column, as column_cycle found it, headed by the cell and order it comes from."""
     cell, number, case, report = found
     return plots.cycle(case, report, heading=f"{column}: the row {cell.row}, order {number} of {cell.orders}")
 
@@ -82,7 +79,11 @@ def which_anomaly(column):
     meaning, example = ANOMALIES[column]
     question = (f"**\"{example[0].upper()}{example[1:]}\"** Which anomaly is this, and which column of the atlas "
                 "counts it?")
-    answer = (f"**{column}**, in Elle's names **{' or '.join(elle_names(column))}**. {meaning} Its column in the "
-              "[isolation atlas](33-isolation-atlas.ipynb) shows, for each way of reading and writing, in how many "
-              f"orders it happens, and what prevents it where it cannot.\n\n**The fix:** {FIXES[column]}")
+    names = elle_names(column)
+    drawn = f", whose cycle is a {' or '.join(DRAWN[column])}" if column in DRAWN else ""
+    cycle = "" if column in NOT_A_CYCLE else "; 33 draws its cycle"
+    answer = (f"**{column}**; Elle's name{'s' if len(names) > 1 else ''}: **{' or '.join(names)}**{drawn}. {meaning} "
+              "Its column in the [isolation atlas](33-isolation-atlas.ipynb) shows, for each way of reading and "
+              f"writing, in how many orders it happens, and what prevents it where it cannot{cycle}.\n\n"
+              f"**The fix:** {FIXES[column]}")
     return question, answer
