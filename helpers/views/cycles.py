@@ -37,7 +37,7 @@ ELLE_WORDS = {  # Elle's name (without -process/-realtime): what its cycle means
     "G1c": "a cycle of write-write and write-read edges",
     "G-single-item": "a cycle with exactly one read-write (anti-dependency) edge",
     "G-nonadjacent-item": "a cycle with two or more read-write edges, none next to another",
-    "G2-item": "a cycle with two read-write edges side by side",
+    "G2-item": "a cycle with two or more read-write edges, two of them side by side",
 }
 
 
@@ -52,8 +52,8 @@ def everyday(case, report=None):
     name, steps = case.type, case.cycle.steps
     if name.endswith(("-realtime", "-process")):
         order = next(step for step in steps if step.type in ("realtime", "process"))
-        if order.a["process"] != order.b["process"]:
-            return "a stale read" if name.endswith("-realtime") else "a broken session order"
+        if order.a["process"] != order.b["process"]:  # real time between two clients (process order is one's)
+            return "a stale read"
         wrote = any(f == "w" for f, _, _ in order.a["value"])
         return "no read-your-writes" if wrote else "non-monotonic reads"
     if report is not None and "lost-update" in report.anomalies and name == "G-single-item":
@@ -88,8 +88,7 @@ def short_keys(keys):
     dropped ("PAIR x"), when every one is short, else by the quoted part that tells them apart (of one key, its last);
     other keys as they are."""
     parts = {k: tuple(re.findall(r"'([^']*)'", k)) if isinstance(k, str) else () for k in keys}
-    quoted = {k: p for k, p in parts.items() if p}
-    distinct = set(quoted.values())
+    distinct = {p for p in parts.values() if p}
     telling = next((i for i in range(max(map(len, distinct), default=0))
                     if len({p[i] if len(p) > i else None for p in distinct}) == len(distinct)), None)
     whole = all(len(" ".join(p)) <= 18 for p in distinct)
@@ -119,12 +118,14 @@ def op_name(op):
 
 
 def box_text(op, keys):
-    """An operation's box: who did what ("alice's GetItem then PutItem"), then what it read and wrote."""
-    reads = [f"{keys[k]} {version(v)}" for f, k, v in op["value"] if f == "r"]
-    writes = [f"{keys[k]} {version(v)}" for f, k, v in op["value"] if f == "w"]
-    did = "; ".join(part for part in (f"read {', '.join(reads)}" if reads else "",
-                                      f"wrote {', '.join(writes)}" if writes else "") if part)
-    lines = textwrap.wrap(op_name(op), BOX_LINE) + textwrap.wrap(did, BOX_LINE)
+    """An operation's box: who did what ("alice's GetItem then PutItem"), then what it read, then what it wrote (an
+    item's name and version never split across lines)."""
+    said = [op_name(op)]
+    for f, verb in (("r", "read"), ("w", "wrote")):
+        items = [f"{keys[k]} {version(v)}".replace(" ", "\u00a0") for g, k, v in op["value"] if g == f]
+        if items:
+            said.append(f"{verb} {', '.join(items)}")
+    lines = [line.replace("\u00a0", " ") for words in said for line in textwrap.wrap(words, BOX_LINE)]
     return "<br>".join([f"<b>{lines[0]}</b>", *lines[1:]])
 
 
@@ -156,7 +157,7 @@ def geometry(count, boxes, width):
     px wide: two side by side, more around an ellipse, the first at the top left, going clockwise."""
     tallest = max(boxes)
     if count == 2:
-        height = tallest + 150
+        height = tallest + 120
         return height, [(BOX_WIDTH / 2 + 10, height / 2), (width - BOX_WIDTH / 2 - 10, height / 2)]
     height = 2 * tallest + 220 + 40 * (count > 4)
     rx, ry = width / 2 - BOX_WIDTH / 2 - 10, height / 2 - tallest / 2 - 10
