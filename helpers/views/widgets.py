@@ -8,6 +8,7 @@ from contextlib import nullcontext
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
+import plotly.io as pio
 from botocore.exceptions import BotoCoreError, ClientError
 from IPython import get_ipython
 from IPython.core.interactiveshell import InteractiveShell
@@ -219,9 +220,11 @@ def step_note(request):
 
 
 def display_data(item):
-    """One output entry for `item`; plotly figures give their own bundle instead of displaying in the running cell."""
+    """One output entry for `item`; a plotly figure as plotly's mime type (what JupyterLab draws), whichever default
+    renderer plotly chose when it was first imported (none outside a kernel), instead of displaying in the running
+    cell."""
     if isinstance(item, go.Figure):
-        data = item._repr_mimebundle_()
+        data = pio.renderers["plotly_mimetype"].to_mimebundle(item.to_dict())
     else:
         data = InteractiveShell.instance().display_formatter.format(item)[0]
     return {"output_type": "display_data", "data": data, "metadata": {}}
