@@ -209,3 +209,105 @@ def test_a_long_outcome_is_wrapped_and_the_axis_makes_room_for_it_and_names_a_re
     assert label.replace("<br>", " ") == f"broken: {outcome}"
     assert figure.layout.xaxis.range[1] > 2 * 1.3, "room beside the steps for the outcome"
     assert figure.layout.xaxis.title.text == "step (one request reaches DynamoDB, or one record enters its stream)"
+
+
+def op(index, process, kind, value, requests):
+    """One record of an explored history, as helpers.explore.histories writes it."""
+    return {"index": index, "process": process, "type": kind, "f": "txn", "value": value, "requests": requests}
+
+
+X = "{PK: 'PAIR', SK: 'x'}"
+# bob reads alice's completed write, then reads x again and gets the version before it: non-monotonic reads
+NON_MONOTONIC = {"ops": [op(0, "reset", "invoke", [["w", X, 0]], ["reset()"]), op(1, "reset", "ok", [["w", X, 0]], ["reset()"]),
+                         op(2, "alice", "invoke", [["w", X, 1]], ["PutItem"]), op(3, "alice", "ok", [["w", X, 1]], ["PutItem"]),
+                         op(4, "bob", "invoke", [["r", X, None]], ["GetItem"]), op(5, "bob", "ok", [["r", X, 1]], ["GetItem"]),
+                         op(6, "bob", "invoke", [["r", X, None]], ["GetItem"]), op(7, "bob", "ok", [["r", X, 0]], ["GetItem"])],
+                 "version_order": {X: [0, 1]}}
+
+
+def boxes_and_arrows(figure):
+    """(the boxes: {the operation's index: (its centre, its text)}, the arrows: [(tail, head, the label nearest its
+    middle)]) of a drawn cycle."""
+    notes = list(figure.layout.annotations)
+    boxes = {int(note.name.split()[-1]): ((note.x, note.y), note.text) for note in notes if note.bordercolor}
+    labels = [note for note in notes if not note.showarrow and not note.bordercolor and note.xref in ("x", "x2")]
+    arrows = [((arrow.ax, arrow.ay), (arrow.x, arrow.y),
+               min(labels, key=lambda label: (label.x - (arrow.x + arrow.ax) / 2) ** 2
+                   + (label.y - (arrow.y + arrow.ay) / 2) ** 2).text) for arrow in notes if arrow.showarrow]
+    return boxes, arrows
+
+
+def nearest(boxes, point):
+    """The index of the operation whose box is nearest a point."""
+    return min(boxes, key=lambda index: (boxes[index][0][0] - point[0]) ** 2 + (boxes[index][0][1] - point[1]) ** 2)
+
+
+def test_a_drawn_cycle_has_a_box_per_operation_and_an_arrow_per_edge_from_its_source_to_its_target_labelled():
+    case, report = plots.history_cycle(NON_MONOTONIC, units=("request",))
+    assert case.type == "G-single-item-realtime"
+    figure = plots.cycle(case, report)
+    boxes, arrows = boxes_and_arrows(figure)
+    assert sorted(boxes) == sorted(op["index"] for op in case.cycle.transactions) == [3, 5, 7]
+    assert [boxes[index][1].split("<br>") for index in (3, 5, 7)] == [
+        ["<b>alice's PutItem</b>", "wrote PAIR x v1"], ["<b>bob's GetItem</b>", "read PAIR x v1"],
+        ["<b>bob's GetItem</b>", "read PAIR x v0"]]
+    kinds = {"wr": "<b>wr</b> · PAIR x v1", "rw": "<b>rw</b> · PAIR x v0 → v1", "realtime": "<b>real time</b>"}
+    assert len(arrows) == len(case.cycle.steps) == 3
+    for step in case.cycle.steps:
+        tail, head, label = next(arrow for arrow in arrows if arrow[2].split("<br>")[0] == kinds[step.type])
+        assert (nearest(boxes, tail), nearest(boxes, head)) == (step.a["index"], step.b["index"])
+    assert "Non-monotonic reads" in figure.layout.title.text and "G-single-item-realtime" in figure.layout.title.text
+    assert 700 <= figure.layout.width <= 900
+    fonts = [note.font.size for note in figure.layout.annotations if note.text]
+    assert min(fonts) >= 11 and figure.layout.title.subtitle.font.size >= 11
+
+
+def test_a_lost_update_is_drawn_as_its_g_single_item_cycle_and_titled_with_both_names(lab):
+    figure, frame = lost_update_figure(lab)
+    assert frame["ok"].value_counts().to_dict() == {False: 2, True: 2}
+    boxes, arrows = boxes_and_arrows(figure)
+    assert sorted(text.split("<br>")[0] for _, text in boxes.values()) == [
+        "<b>alice's GetItem then PutItem</b>", "<b>bob's GetItem then PutItem</b>"]
+    assert sorted(label.split(" · ")[0] for _, _, label in arrows) == ["<b>rw</b>", "<b>ww</b>"]
+    assert figure.layout.title.text.startswith("<b>A lost update</b>")
+    assert "G-single-item + lost-update" in figure.layout.title.text
+
+
+def lost_update_figure(lab):
+    """(the orders figure, with its cycle, of two racy incrementers explored, the frame)."""
+    from helpers.explore import explore
+    table = fresh_table("p24-atomic-counters", lab)
+    key = {"PK": "POST#hello-world", "SK": "STATS"}
+
+    def increment():
+        views = table.get_item(Key=key, ConsistentRead=True)["Item"]["views"]
+        table.put_item(Item={**key, "views": views + 1})
+        return "OK"
+
+    frame = explore({"alice": increment, "bob": increment}, lambda: table.put_item(Item={**key, "views": 0}),
+                    lambda results: table.get_item(Key=key, ConsistentRead=True)["Item"]["views"] == 2)
+    failing = next(recorded for recorded, ok in zip(frame["history"], frame["ok"]) if not ok)
+    return plots.cycle_figure(failing), frame
+
+
+def test_an_orders_figure_draws_its_first_failing_order_s_cycle_below_its_rows_only_when_asked(lab):
+    _, frame = lost_update_figure(lab)
+    drawn = plots.orders(frame, "lose an update", draw_cycle=True)
+    plain = plots.orders(frame, "lose an update")
+    first_failing = 1 + list(frame["ok"]).index(False)
+    titles = [note.text for note in drawn.layout.annotations if note.xref == "paper"]
+    assert [title.split(",")[0] for title in titles] == [f"Order {first_failing}"]
+    assert "A lost update" in titles[0] and drawn.layout.yaxis2.domain[1] < drawn.layout.yaxis.domain[0]
+    assert sum(note.showarrow for note in drawn.layout.annotations) == 2
+    assert not plain.layout.annotations and plain.layout.height < drawn.layout.height
+    holding = plots.orders(frame[frame["ok"]], "lose an update", draw_cycle=True)
+    assert not holding.layout.annotations, "no failing order: nothing drawn"
+
+
+def test_only_a_cycle_anomaly_can_be_drawn():
+    from helpers.anomalies import analyse
+    history = [op(0, "alice", "invoke", [["w", "x", 1]], ["PutItem"]), op(1, "alice", "fail", [["w", "x", 1]], ["PutItem"]),
+               op(2, "bob", "invoke", [["r", "x", None]], ["GetItem"]), op(3, "bob", "ok", [["r", "x", 1]], ["GetItem"])]
+    case, = analyse(history).anomalies["G1a"]
+    with pytest.raises(ValueError, match="G1a' is not a cycle anomaly: only G0, G1c, G-single-item"):
+        plots.cycle(case)

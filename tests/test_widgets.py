@@ -234,3 +234,37 @@ def test_a_step_through_panel_offers_each_stream_record_on_its_way_as_a_button_o
         assert "stream#1" not in panel.move_buttons
     finally:
         panel.stepper.close()
+
+
+@pytest.mark.usefixtures("knobs_off")
+def test_a_failing_order_s_minimal_cycle_is_drawn_below_the_verdict_once_its_last_step_is_played(lab):
+    table = fresh_table("p24-atomic-counters", lab)
+
+    def increment():
+        views = int(table.get_item(Key=COUNTER, ConsistentRead=True)["Item"]["views"])
+        table.put_item(Item={**COUNTER, "views": views + 1})
+        return views + 1
+
+    panel = StepThrough({"alice": increment, "bob": increment}, lambda: table.put_item(Item={**COUNTER, "views": 0}),
+                        lambda results: table.get_item(Key=COUNTER, ConsistentRead=True)["Item"]["views"] == 2)
+    try:
+        children = list(panel.view.children)
+        assert children.index(panel.cycle_view) == children.index(panel.verdict_view) + 1
+        for move in ("alice", "bob", "alice"):
+            panel.step(move)
+            assert panel.cycle is None and not panel.cycle_view.outputs, "no cycle before the last step"
+        panel.step("bob")
+        assert panel.verdict.endswith("the invariant is BROKEN")
+        assert "A lost update" in panel.cycle.layout.title.text and "G-single-item" in panel.cycle.layout.title.text
+        shown, = panel.cycle_view.outputs
+        assert shown["data"]["application/vnd.plotly.v1+json"]["layout"]["title"]["text"] == \
+            panel.cycle.layout.title.text, "the panel shows the figure it holds, as JupyterLab draws plotly's"
+        panel.replay(("alice", "alice", "bob", "bob"))
+        assert panel.verdict.endswith("the invariant holds")
+        assert panel.cycle is None and not panel.cycle_view.outputs, "a passing order draws no cycle"
+        panel.replay(("bob", "alice", "alice", "bob"))
+        assert panel.cycle is not None and len(panel.cycle_view.outputs) == 1
+        panel.reset()
+        assert panel.cycle is None and not panel.cycle_view.outputs, "reset clears it"
+    finally:
+        panel.stepper.close()

@@ -5,6 +5,7 @@ from contextlib import contextmanager
 from ..lab import trace
 from ..lab.backend import connect
 from .errors import ExplorationError
+from .histories import history
 from .hold import LATEST, install_hold, new_session, strays_error, watched
 from .model import model_server, start_state
 from .moves import FAULT_WORDS, batch_item, parse_move
@@ -176,6 +177,12 @@ class Stepper:
     def done(self):
         """True when every client has finished."""
         return len(self.run.results) == len(self.clients)
+
+    @property
+    def history(self):
+        """The steps taken so far as a history in Elle's shape (histories.py), as explore's frame holds each order's;
+        None off the lab server's model."""
+        return history(self.run.steps) if self.run.modelled else None
 
     @property
     def results(self):

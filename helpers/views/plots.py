@@ -9,6 +9,7 @@ from plotly.subplots import make_subplots
 
 from ..explore import FAULT_WORDS, batch_item, describe, parse_move
 from ..runs.races import clobbers
+from .cycles import MARGIN, WIDTH, axis, cycle, cycle_figure, draw, history_cycle, title_of
 
 WEBGL_FROM = 1_000
 CONNECT_UP_TO = 400
@@ -316,14 +317,15 @@ def wrapped(text):
     return "<br>".join(textwrap.wrap(text, OUTCOME_LINE)) or text
 
 
-def orders(frame, broken, outcome=None):
+def orders(frame, broken, outcome=None, draw_cycle=False):
     """Every order an exploration ran: a row per schedule, a cell per request coloured by client.
 
     `broken` says in words what a failing order does ("lose an update"); `outcome(results)` names how
     an order ended (default: what each client returned). With more than ORDERS_UP_TO schedules there is
     one row per distinct outcome, showing its first order and how many orders end that way. A thick
     outline marks the step after which every continuation breaks the invariant (the point of no return);
-    a hatched cell is a request DynamoDB answered with an error.
+    a hatched cell is a request DynamoDB answered with an error. With `draw_cycle`, the minimal cycle of the first
+    failing row whose history shows one is drawn below (with_cycle).
     """
     outcome = outcome or (lambda results: ", ".join(f"{name}: {describe(r)}" for name, r in results.items()))
     frame = frame.assign(outcome=frame["results"].map(outcome))
@@ -391,6 +393,35 @@ def orders(frame, broken, outcome=None):
         yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": names},
         legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
         uniformtext={"mode": "show", "minsize": CELL_FONT})
+    return with_cycle(figure, rows, names) if draw_cycle else figure
+
+
+CYCLE_GAP = 120  # px between an orders figure's rows and the cycle drawn below them: its step axis, the cycle's title
+
+
+def with_cycle(figure, rows, names):
+    """The orders figure with, below its rows, the minimal cycle (plots.cycle) of the first failing row whose history
+    shows one, titled with that row's name; made WIDTH px wide for it. As it was when no failing row shows a cycle."""
+    found = next(((name, shown) for name, ok, recorded in zip(names, rows["ok"], rows.get("history", [None] * len(rows)))
+                  if not ok and (shown := history_cycle(recorded)) is not None), None)
+    if found is None:
+        return figure
+    name, (case, report) = found
+    figure.add_shape(type="rect", xref="x2 domain", yref="y2 domain", x0=0, x1=1, y0=0, y1=1, fillcolor="white",
+                     line_width=0, layer="below")
+    margin = {"l": 80, "r": 20, "t": figure.layout.margin.t, "b": MARGIN["b"]}
+    width = WIDTH - margin["l"] - margin["r"]
+    height = draw(figure, case, report, width, "x2", "y2")
+    above = figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
+    plot = above + CYCLE_GAP + height
+    title, subtitle = title_of(case, report)
+    figure.add_annotation(xref="paper", yref="paper", x=0, y=(height + 10) / plot, xanchor="left", yanchor="bottom",
+                          showarrow=False, align="left", font={"size": 14},
+                          text=f"{name[0].upper()}{name[1:]}, its minimal cycle: {title}<br>"
+                               f"<span style='font-size:12px'>{subtitle}</span>")
+    figure.update_layout(width=WIDTH, height=margin["t"] + margin["b"] + plot, margin=margin,
+                         yaxis={"domain": [(height + CYCLE_GAP) / plot, 1]},
+                         xaxis2=axis(width, anchor="y2"), yaxis2=axis(height, anchor="x2", domain=[0, height / plot]))
     return figure
 
 

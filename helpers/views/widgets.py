@@ -8,6 +8,7 @@ from contextlib import nullcontext
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
+import plotly.io as pio
 from botocore.exceptions import BotoCoreError, ClientError
 from IPython import get_ipython
 from IPython.core.interactiveshell import InteractiveShell
@@ -219,9 +220,11 @@ def step_note(request):
 
 
 def display_data(item):
-    """One output entry for `item`; plotly figures give their own bundle instead of displaying in the running cell."""
+    """One output entry for `item`; a plotly figure as plotly's mime type (what JupyterLab draws), whichever default
+    renderer plotly chose when it was first imported (none outside a kernel), instead of displaying in the running
+    cell."""
     if isinstance(item, go.Figure):
-        data = item._repr_mimebundle_()
+        data = pio.renderers["plotly_mimetype"].to_mimebundle(item.to_dict())
     else:
         data = InteractiveShell.instance().display_formatter.format(item)[0]
     return {"output_type": "display_data", "data": data, "metadata": {}}
@@ -320,7 +323,9 @@ class StepThrough:
     visible; with faults, one per fault explore offers there); the state after each step.
 
     Built by step_through(). Also driven from code: step("alice"), replay(schedule), reset(); `history`,
-    `verdict` and `state` hold what the panel shows; `buttons` has each client's first move, `move_buttons` every move.
+    `verdict`, `state` and `cycle` hold what the panel shows; `buttons` has each client's first move, `move_buttons`
+    every move. Once every step is played and the order fails, the minimal cycle its history shows (plots.cycle) is
+    drawn below the verdict.
     With `judge` (a function of the finished clients' results and steps returning (ok, words)), the verdict ends with
     its words instead of the check's.
     """
@@ -339,9 +344,11 @@ class StepThrough:
         self.replay_button.on_click(lambda _: self.act(self.replay, self.schedules.value))
         replaying = [self.schedules, self.replay_button] if orders is not None and len(orders) else []
         self.steps_view, self.verdict_view, self.output = widgets.HTML(), widgets.HTML(), widgets.Output()
+        self.cycle, self.cycle_view = None, widgets.Output()
         self.view = widgets.VBox([widgets.HTML(f"<b>{title}</b>"), self.moves_view,
                                   fitted_row(self.reset_button, *replaying), self.steps_view, self.output,
-                                  self.verdict_view, widgets.HTML(DISCONNECTED_NOTE + FITTED_ROW_STYLE)])
+                                  self.verdict_view, self.cycle_view,
+                                  widgets.HTML(DISCONNECTED_NOTE + FITTED_ROW_STYLE)])
         self.view.add_class("lab-panel")
         self.refresh()
 
@@ -424,6 +431,8 @@ class StepThrough:
         ok, verdict = self.judged()
         colour = {True: "#2e7d32", False: "#b00"}.get(ok, "#555")  # grey: not a verdict yet, arrivals to play
         self.verdict_view.value = f"<b style='color:{colour}'>{html.escape(verdict)}</b>" if verdict else ""
+        self.cycle = plots.cycle_figure(self.stepper.history) if ok is False else None
+        self.cycle_view.outputs = (display_data(self.cycle),) if self.cycle is not None else ()
 
     def _ipython_display_(self):
         display(self.view)
