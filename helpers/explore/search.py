@@ -99,9 +99,10 @@ class Walk:
 
 def as_made(footprint, made):
     """The footprint of a move once made: a write refused by its condition, or a transaction cancelled, wrote nothing
-    (DynamoDB answered an error, and the lab server's x-lab-versions names nothing it wrote): it only read its items."""
-    if footprint.writes and not footprint.fault and getattr(made, "answer", "OK") != "OK":
-        return replace(footprint, writes=False)
+    (DynamoDB answered an error: the lab server's x-lab-versions then names nothing it wrote): it only read its items.
+    A response lost on its way back (botocore's ConnectionClosedError) may have been applied: still a write."""
+    if footprint.writes and not footprint.fault and str(getattr(made, "answer", "OK")).endswith("Exception"):
+        return replace(footprint, writes=False)  # not a response lost on its way back (ConnectionClosedError)
     return footprint
 
 
@@ -178,8 +179,8 @@ class Point:
     """One point of the order being run, for optimal DPOR: the moves asleep there ((move, footprint, refused)), its
     wake-up tree (the first branch being run), the moves offered there and the requests and items they make."""
 
-    def __init__(self, sleep, tree, new=True):
-        self.sleep, self.tree, self.new, self.fresh = sleep, tree, new, True
+    def __init__(self, sleep, tree):
+        self.sleep, self.tree, self.new, self.fresh = sleep, tree, True, True  # new: reached first in this run
         self.offered, self.possible, self.made = (), frozenset(), None  # made: (footprint, refused) of its move
 
 
@@ -209,18 +210,22 @@ class Search:
 
     def finish(self, run, offered):
         """After a run: put the sequence each of its races asks for into the wake-up tree of the point before the race,
-        and go to the deepest point with a branch left (`offered`: each move's footprint as offered, before it was
-        made: a write refused where it was made may be applied where the race moves it). Returns (whether a run is left, each move's place in the
+        and go to the deepest point with a branch left. The second move of a race is tried as its request's first answer
+        (its others are branches where it is made: a read moved before a write has other answers there) and with its
+        footprint as offered (`offered`: before it was made; a write refused where it ran may be applied there). Returns (whether a run is left, each move's place in the
         order it stands for: the first by the scenario's order of clients of its equivalent orders)."""
         self.runs += 1
         steps = list(zip(run.taken, run.prints))
         enablers = self.enablers(run.taken)
         before = happens_before(steps, enablers)
         for earlier, later in races(steps, enablers, before):
-            sequence = reversed_race(steps, before, earlier, later)[:-1] + [(run.taken[later], offered[later])]
+            sequence = reversed_race(steps, before, earlier, later)[:-1] + [(first_answer(run.taken[later]),
+                                                                             offered[later])]
             point = self.points[earlier]
             if not any(weak_initial(move, print_, sequence) for move, print_, _ in point.sleep):
                 insert(point.tree, sequence, self.rank, start=1)
+        for point in self.points:
+            point.new = False
         return self.advance(len(steps)), self.first_order(steps, before)
 
     def advance(self, made):
@@ -231,7 +236,7 @@ class Search:
             done = point.tree.pop(0)
             point.sleep.append((done.move, *point.made))
             if point.tree:
-                point.fresh, point.new = True, False
+                point.fresh = True
                 return True
             self.points.pop()
         return False
@@ -263,6 +268,15 @@ def ranking(clients, faults):
             return client, 0, 1 + words.index(place) if place in words else len(words) + 1
         return client, 0, place if isinstance(place, int) else 0
     return rank
+
+
+def first_answer(move):
+    """The first of the moves making the same request or item as `move`: "alice" for "alice~2" or "alice!lost",
+    "alice?0" for "alice?1", "alice@1" for "alice@1~2"."""
+    name, kind, _ = parse_move(move)
+    if kind == "?":
+        return f"{name}?0"
+    return first_level(move) if kind in ("~", "!") else move
 
 
 def first_level(move):
@@ -335,9 +349,9 @@ class Guided:
             raise Arrivals()
         offered = tuple(worth_trying(everything))
         point = search.point(len(run.taken), self.sleep)
+        if not point.new and point.offered != offered:
+            raise ExplorationError(not_repeatable([(move, ()) for move in run.taken], point.offered, offered))
         if not point.fresh:
-            if point.offered != offered:
-                raise ExplorationError(not_repeatable([(move, ()) for move in run.taken], point.offered, offered))
             move = point.tree[0].move
             if move not in self.answers(first_level(move)):
                 raise ExplorationError(not_repeatable([(move, ()) for move in run.taken], point.offered, offered))
@@ -359,17 +373,18 @@ class Guided:
     def branch(self, point, offered):
         """The move of the point's first branch that can be made here (a branch that cannot is dropped); at a new
         point without one, the first possible move that does not sleep, as its branch."""
+        asleep_here = {entry for entry, _, _ in point.sleep}
         while point.tree:
             wanted = point.tree[0].move
             answers = self.answers(first_level(wanted)) if first_level(wanted) in offered else []
-            if answers:
-                point.tree[0].move = wanted if wanted in answers else answers[0]
-                return point.tree[0].move
+            awake = [move for move in ([wanted] if wanted in answers else answers) if move not in asleep_here]
+            if awake:  # a read's answer not given here: its others are (each answer is a branch of its own)
+                point.tree[0].move = awake[0]
+                return awake[0]
             point.tree.pop(0)
             self.search.dropped += 1
         if not point.new:
             return None
-        asleep_here = {entry for entry, _, _ in point.sleep}
         for first in offered:
             for move in self.answers(first):
                 if move not in asleep_here:
