@@ -357,7 +357,7 @@ class Guided:
                 raise ExplorationError(not_repeatable([(move, ()) for move in run.taken], point.offered, offered))
             return point, move
         point.offered, point.possible = offered, frozenset(transition(move) for move in everything)
-        move = self.branch(point, offered)
+        move = self.branch(point, offered, everything)
         if move is None:
             return point, None
         point.fresh = False
@@ -370,13 +370,14 @@ class Guided:
         self.answers(first_level(move))  # the chosen request's answers, as make() reads them
         return point, move
 
-    def branch(self, point, offered):
-        """The move of the point's first branch that can be made here (a branch that cannot is dropped); at a new
-        point without one, the first possible move that does not sleep, as its branch."""
+    def branch(self, point, offered, everything):
+        """The move of the point's first branch that can be made here (of `everything` possible, even an item of a
+        transaction not offered first: worth_trying); a branch that cannot is dropped. At a new point without one, the
+        first move offered that does not sleep, as its branch."""
         asleep_here = {entry for entry, _, _ in point.sleep}
         while point.tree:
             wanted = point.tree[0].move
-            answers = self.answers(first_level(wanted)) if first_level(wanted) in offered else []
+            answers = self.answers(first_level(wanted)) if first_level(wanted) in everything else []
             awake = [move for move in ([wanted] if wanted in answers else answers) if move not in asleep_here]
             if awake:  # a read's answer not given here: its others are (each answer is a branch of its own)
                 point.tree[0].move = awake[0]
