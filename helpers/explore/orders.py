@@ -10,7 +10,7 @@ from .hold import STREAM_REQUESTS, install_hold, new_session
 from .model import model_server, modelled
 from .moves import FAULTS
 from .reduction import Keys, swaps
-from .search import Arrivals, Search, next_prefix, ranking, run_schedule, too_many
+from .search import Search, SleepSetsNeeded, next_prefix, ranking, run_schedule, too_many
 from .settings import CLIENT_TIMEOUT, DEFAULT_CONSISTENCY, MAX_SCHEDULES
 from .threads import exclusive, working
 
@@ -71,7 +71,9 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
             try:
                 run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults, keys,
                                             watch, max_stale, search)
-            except Arrivals:  # a record arrives: start over by sleep sets (reduction.py says why)
+            except SleepSetsNeeded:  # an arrival, or a transaction of several items: start over by sleep sets
+                if server is not None:
+                    server.post({"settle": True})  # no transaction of the abandoned run stays ongoing
                 rows, prints, prefix, first, search, runs = [], [], [], None, None, 0
                 continue
             runs += 1

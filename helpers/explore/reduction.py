@@ -49,8 +49,10 @@ wake-up tree unless a move asleep there starts it (`weak_initial`: an order star
 or a sequence in the tree already covers it (`insert`); the next run follows the tree. A move of a client with other
 answers (a read's older ones, a fault, a choice's other options) has each of them as a branch of its own where it is
 made. A refused or cancelled write is recorded as a read of its items. Moves are named as schedules name them, so a
-move is the same in two orders; a record arriving in a stream or a Region is named by the lab server in the order
-the records were made, which a reordered run changes: a scenario with arrivals is explored by sleep sets alone
+move is the same in two orders. Two kinds of move break what the reduction assumes, that a move does the same in every
+order it is in: a record arriving in a stream or a Region is named by the lab server in the order the records were
+made, which a reordered run changes; and of a transaction's (or batch's) several items made visible, the one made
+last ends it, which one being a property of the order. A scenario with either is explored by sleep sets alone
 (Godefroid, 1996): a sibling tried before sleeps below it until a move that does not commute with it is made, and a
 run in which every possible move sleeps repeats a behaviour already run and is abandoned, uncounted.
 """

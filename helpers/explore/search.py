@@ -171,8 +171,9 @@ def too_many(max_schedules, first_run):
         "max_stale=1, for only the orders in which at most one read gets an older answer than the newest).")
 
 
-class Arrivals(Exception):
-    """Raised by a guided run that meets an arrival: the exploration starts over by sleep sets (reduction.py says why)."""
+class SleepSetsNeeded(Exception):
+    """Raised by a guided run that meets an arrival, or an item of a transaction or batch of several made visible: the
+    exploration starts over by sleep sets (reduction.py says why)."""
 
 
 class Point:
@@ -345,8 +346,9 @@ class Guided:
         when there is none)."""
         run, search = self.run, self.search
         everything = run.moves(answers=False)
-        if any(parse_move(move)[1] == "#" for move in everything):
-            raise Arrivals()
+        if any(parse_move(move)[1] == "#" or parse_move(move)[1] == "+" and parse_move(move)[2] > 0
+               for move in everything):
+            raise SleepSetsNeeded()
         offered = tuple(worth_trying(everything))
         point = search.point(len(run.taken), self.sleep)
         if not point.new and point.offered != offered:
