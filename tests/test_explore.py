@@ -341,11 +341,11 @@ def test_a_scenario_that_does_not_repeat_itself_is_refused_with_what_to_change(t
 
 
 def test_an_interrupt_stops_the_exploration_within_a_second_with_every_thread_released(table, ctrl_c_raises):
-    def slow():
+    def slow():  # a read and a write each: 36 behaviours of about 0.3 s, not one (reads alone all commute)
         work_for(0.05)
         table.get_item(Key=KEY)
         work_for(0.05)
-        table.get_item(Key=KEY)
+        add(table)()
 
     earlier = {t for t in threading.enumerate() if t.name.startswith("explore-")}
     timer = threading.Timer(0.5, _thread.interrupt_main)
