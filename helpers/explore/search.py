@@ -189,7 +189,7 @@ class Search:
     """Optimal DPOR over an exploration's runs: the points of the order run last (reduction.py)."""
 
     def __init__(self, rank):
-        self.points, self.rank, self.runs, self.dropped = [], rank, 0, 0
+        self.points, self.rank = [], rank
 
     def point(self, depth, sleep):
         """The point at `depth`: the one the runs before reached, or a new one whose wake-up tree is what the branch
@@ -213,9 +213,9 @@ class Search:
         """After a run: put the sequence each of its races asks for into the wake-up tree of the point before the race,
         and go to the deepest point with a branch left. The second move of a race is tried as its request's first answer
         (its others are branches where it is made: a read moved before a write has other answers there) and with its
-        footprint as offered (`offered`: before it was made; a write refused where it ran may be applied there). Returns (whether a run is left, each move's place in the
-        order it stands for: the first by the scenario's order of clients of its equivalent orders)."""
-        self.runs += 1
+        footprint as offered (`offered`: before it was made; a write refused where it ran may be applied there).
+        Returns (whether a run is left, each move's place in the first of the orders equivalent to it, each point
+        taking the first move possible in the scenario's order of clients)."""
         steps = list(zip(run.taken, run.prints))
         enablers = self.enablers(run.taken)
         before = happens_before(steps, enablers)
@@ -277,7 +277,9 @@ def first_answer(move):
     name, kind, _ = parse_move(move)
     if kind == "?":
         return f"{name}?0"
-    return first_level(move) if kind in ("~", "!") else move
+    if kind == "!":
+        return name
+    return first_level(move) if kind == "~" else move
 
 
 def first_level(move):
@@ -385,7 +387,6 @@ class Guided:
                 point.tree[0].move = awake[0]
                 return awake[0]
             point.tree.pop(0)
-            self.search.dropped += 1
         if not point.new:
             return None
         for first in offered:
