@@ -224,12 +224,23 @@ def wake(sleeping, footprint):
     return [(entry, every) for entry, every, print_ in sleeping if commute(print_, footprint)]
 
 
-def swaps(first, second):
+def swaps(first, second, answers=False):
     """True when two steps ((move, footprint) pairs) of an order may be swapped: they commute and are not two moves of
-    one client (items of one of its transactions made visible, or of one of its BatchGetItems read, excepted)."""
+    one client (items of one of its transactions made visible, or of one of its BatchGetItems read, excepted).
+    answers: a read that moves a copy also changes which answers another read of its item may get, so neither swaps
+    with it (for DPOR, whose move of a read stands for each of its answers: the sleep sets' asleep(every answer))."""
     if first[1].client == second[1].client and not {transition(first[0])[1], transition(second[0])[1]} <= {"+", "@"}:
         return False
-    return commute(first[1], second[1])
+    return independent(first[1], second[1]) if answers else commute(first[1], second[1])
+
+
+def independent(first, second):
+    """True when two moves commute whichever answers their reads get: a read that moves a copy also changes which
+    answers another read of its item may get."""
+    if (first.moves_copy or second.moves_copy) and any(overlap(one, other) for one in first.items
+                                                        for other in second.items):
+        return False
+    return commute(first, second)
 
 
 def happens_before(steps, enablers):
@@ -239,7 +250,7 @@ def happens_before(steps, enablers):
     for later, step in enumerate(steps):
         found = 0
         for earlier in range(later):
-            if enablers[later] == earlier or not swaps(steps[earlier], step):
+            if enablers[later] == earlier or not swaps(steps[earlier], step, True):
                 found |= (1 << earlier) | before[earlier]
         before.append(found)
     return before
@@ -251,7 +262,7 @@ def races(steps, enablers, before):
     for later, step in enumerate(steps):
         for earlier in range(later):
             if (before[later] >> earlier & 1 and enablers[later] != earlier and steps[earlier][1].client != step[1].client
-                    and not swaps(steps[earlier], step)
+                    and not swaps(steps[earlier], step, True)
                     and not any(before[between] >> earlier & 1 and before[later] >> between & 1
                                 for between in range(earlier + 1, later))):
                 yield earlier, later
@@ -277,15 +288,15 @@ def weak_initial(move, print_, sequence):
     """True when an order starting with `move` covers `sequence` ((move, footprint) pairs): the move is in it with
     nothing before it that it depends on, or commutes with all of it."""
     for place, (other, _) in enumerate(sequence):
-        if other == move and all(swaps(before, sequence[place]) for before in sequence[:place]):
+        if other == move and all(swaps(before, sequence[place], True) for before in sequence[:place]):
             return True
-    return all(swaps((move, print_), step) for step in sequence)
+    return all(swaps((move, print_), step, True) for step in sequence)
 
 
 def without(sequence, move):
     """`sequence` less the first step `move`, when it starts it (weak_initial); as it was when `move` commutes with it."""
     for place, (other, _) in enumerate(sequence):
-        if other == move and all(swaps(before, sequence[place]) for before in sequence[:place]):
+        if other == move and all(swaps(before, sequence[place], True) for before in sequence[:place]):
             return sequence[:place] + sequence[place + 1:]
     return sequence
 

@@ -11,7 +11,7 @@ from .errors import ExplorationError, TooManyOrders
 from .hold import strays_error, watched
 from .model import start_state
 from .moves import FAULT_MOVES, batch_item, parse_move, transition, worth_trying
-from .reduction import (Branch, Keys, asleep, commute, happens_before, insert, races, reversed_race, wake,
+from .reduction import (Branch, Keys, asleep, happens_before, independent, insert, races, reversed_race, wake,
                         weak_initial)
 from .run import Run
 from .steps import Arrival
@@ -339,7 +339,7 @@ class Guided:
         self.run.settled(made)
         made_print = as_made(footprint, made)
         point.made = (made_print, made_print is not footprint)
-        self.sleep = [(move, print_, refused) for move, print_, refused in sleeping if commute(print_, made_print)]
+        self.sleep = [(move, print_, refused) for move, print_, refused in sleeping if independent(print_, made_print)]
         self.run.prints.append(made_print)
         self.offered.append(footprint)
 
