@@ -14,6 +14,10 @@ on top of the work of an order):
 - 25's transfer as its checker explores it (helpers.checks.explored): two transfers of 60 from A, each one
   TransactWriteItems sent again on a conflict, on DynamoDB's model with lost responses and crashes; each behaviour
   starts from a fresh table holding three accounts and ends with the checker's three reads.
+Then orders run per distinct behaviour (goal: at most 1.05; every run the explorer starts counts, a run abandoned as
+a repeat too): three optimistic-locking clients with retry loops (read the version, put version+1 on condition, read
+again on ConditionalCheckFailed: 60 behaviours), and every exploration each notebook's checker calls make (the
+calls bench_verdicts.py times, each run once), beside behaviours per second.
 Last, four explorations timed alone (goal: at most 5 s each): the racy clients with their default reads on the model,
 a two-item transfer against a BatchGetItem, a stream consumer (helpers.consumer) handed 3 records in one batch,
 its invocation dying after any one of its 3 writes (the batch then handed over again), and two clients in two Regions
@@ -27,11 +31,15 @@ import time
 
 from botocore.exceptions import ClientError
 
+import helpers.explore as helpers_explore
 from helpers import connect, fresh_table, tracing
 from helpers.checks import explored
 from helpers.checks.p25 import OPENING, account_key, fresh_accounts, two_transfers_from_a
 from helpers.consumer import EventSourceMapping
 from helpers.explore import explore
+from helpers.explore import orders as explore_orders
+
+RUNS_GOAL = 1.05
 
 MODEL_GOAL = 5.0
 A, B = {"PK": "ACCOUNT#a", "SK": "BALANCE"}, {"PK": "ACCOUNT#b", "SK": "BALANCE"}
@@ -161,16 +169,97 @@ def main(repeats=REPEATS):
         print(f"  {name}: {count} behaviours, {1 / seconds:.1f} per second; each {requests:.1f} plain requests, "
               f"{in_orders:.2f} plain orders (median of {len(runs)})")
 
+    print_runs_per_behaviour(table)
+
     for name, (clients, reset, check), faults in (
             ("as weak as DynamoDB, 3 racy clients, default reads", (clients, reset, check), ()),
             ("as weak as DynamoDB, a transfer against a BatchGetItem", transfer_scenario(), ()),
             ("a consumer of 3 records, its invocation dying after any write", consumer_scenario(), ("crash",)),
             ("a version-checked write in each of two Regions of an MREC global table", two_region_scenario(), ())):
         began = time.perf_counter()
-        orders = explore(clients, reset, check, consistency="dynamodb", faults=faults)
+        with Counted() as counted:
+            orders = helpers_explore.explore(clients, reset, check, consistency="dynamodb", faults=faults)
         took = time.perf_counter() - began
         print(f"explorer, {name}: {len(orders)} behaviours in {took:.2f} s "
-              f"(goal: at most {MODEL_GOAL:g} s)")
+              f"(goal: at most {MODEL_GOAL:g} s), {counted.runs / len(orders):.2f} orders run per behaviour")
+
+
+class Counted:
+    """Counts the orders the explorer runs (each call of run_schedule) and the behaviours its explorations return."""
+
+    def __init__(self):
+        self.runs, self.behaviours, self.seconds = 0, 0, 0.0
+
+    def __enter__(self):
+        self.run_schedule, self.explore = explore_orders.run_schedule, helpers_explore.explore
+
+        def run_schedule(*arguments, **keywords):
+            self.runs += 1
+            return self.run_schedule(*arguments, **keywords)
+
+        def explored(*arguments, **keywords):
+            began = time.perf_counter()
+            try:
+                frame = self.explore(*arguments, **keywords)
+            finally:
+                self.seconds += time.perf_counter() - began
+            self.behaviours += len(frame)
+            return frame
+
+        explore_orders.run_schedule, helpers_explore.explore = run_schedule, explored
+        return self
+
+    def __exit__(self, *_):
+        explore_orders.run_schedule, helpers_explore.explore = self.run_schedule, self.explore
+
+    def line(self, name):
+        """One line: orders run, behaviours, their ratio beside the goal, behaviours per second."""
+        ratio = self.runs / self.behaviours if self.behaviours else float("nan")
+        rate = self.behaviours / self.seconds if self.seconds else float("nan")
+        return (f"  {name}: {self.runs} orders run for {self.behaviours} behaviours, {ratio:.2f} per behaviour "
+                f"(goal: at most {RUNS_GOAL}), {rate:.1f} behaviours per second")
+
+
+def optimistic_scenario(table, names=CLIENTS):
+    """(clients, reset, check): clients that read the counter and its version strongly and put version+1 on condition,
+    reading again after each ConditionalCheckFailed."""
+    def increment():
+        while True:
+            item = table.get_item(Key=KEY, ConsistentRead=True)["Item"]
+            try:
+                table.put_item(Item={**KEY, "views": item["views"] + 1, "version": item["version"] + 1},
+                               ConditionExpression="version = :v", ExpressionAttributeValues={":v": item["version"]})
+                return item["views"] + 1
+            except ClientError as error:
+                if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                    raise
+
+    def reset():
+        table.put_item(Item={**KEY, "views": 0, "version": 0})
+
+    def check(_):
+        return table.get_item(Key=KEY, ConsistentRead=True)["Item"]["views"] == len(names)
+
+    return {name: increment for name in names}, reset, check
+
+
+def print_runs_per_behaviour(table):
+    """Orders run per distinct behaviour: three optimistic clients, then every checker call of the notebooks."""
+    import bench_verdicts  # noqa: PLC0415  (the notebooks' checker calls, read from the notebooks)
+    print("orders run per distinct behaviour:")
+    with Counted() as counted:
+        helpers_explore.explore(*optimistic_scenario(table), consistency="strong")
+    print(counted.line("3 optimistic clients with retry loops, every read strongly consistent"))
+    total = Counted()
+    for notebook, call, checker, arguments, stored, namespace in bench_verdicts.calls():
+        with Counted() as counted:
+            verdict, _ = bench_verdicts.verdict_and_time(namespace, checker, arguments)
+        if counted.behaviours:
+            print(counted.line(f"{notebook} {call[:40]} ({verdict})"))
+            total.runs, total.behaviours = total.runs + counted.runs, total.behaviours + counted.behaviours
+            total.seconds += counted.seconds
+        sys.stdout.flush()
+    print(total.line("every checker call of the notebooks"))
 
 
 def transfer_scenario():

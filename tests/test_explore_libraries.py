@@ -189,16 +189,18 @@ def order_deliveries(lab, context=None):
 
 
 @pytest.mark.filterwarnings("ignore:Couldn't determine the remaining time left")
-def test_two_deliveries_of_one_order_never_charge_twice_but_leave_it_unplaced_in_16_of_64_orders(lab, table):
+def test_two_deliveries_of_one_order_never_charge_twice_but_leave_it_unplaced_in_14_of_62_orders(lab, table):
     deliver, reset, charges = order_deliveries(lab)
     counts = []
     orders = explore({"alice": deliver, "bob": deliver}, reset, lambda _: counts.append(len(charges)) or True,
                      consistency="strong", faults=("lost_response", "crash"))
-    assert (len(orders), counts.count(0), counts.count(2)) == (64, 16, 0)
+    # After a lost claim, its SDK's retry and the other delivery's claim are both refused by the record: two reads of
+    # it, one behaviour in either order.
+    assert (len(orders), counts.count(0), counts.count(2)) == (62, 14, 0)
     never = [order for order, charged in zip(orders.itertuples(), counts) if charged == 0]
     refused = [order for order in never if all(isinstance(result, IdempotencyAlreadyInProgressError)
                                                for result in order.results.values())]
-    assert len(refused) == 4 and all("!lost" in order.schedule[0] for order in refused), "a lost claim refuses both"
+    assert len(refused) == 2 and all("!lost" in order.schedule[0] for order in refused), "a lost claim refuses both"
     crashed = [order for order in never if order not in refused]
     assert len(crashed) == 12 and all("crashed after its PutItem" in {str(result) for result in order.results.values()}
                                       for order in crashed), "a crash after the claim leaves a record refusing the other"

@@ -8,9 +8,9 @@ from ..lab.backend import connect
 from .histories import history
 from .hold import STREAM_REQUESTS, install_hold, new_session
 from .model import model_server, modelled
-from .moves import FAULTS, transition
-from .reduction import Keys, commute
-from .search import next_prefix, run_schedule, too_many
+from .moves import FAULTS
+from .reduction import Keys, swaps
+from .search import Search, SleepSetsNeeded, next_prefix, ranking, run_schedule, too_many
 from .settings import CLIENT_TIMEOUT, DEFAULT_CONSISTENCY, MAX_SCHEDULES
 from .threads import exclusive, working
 
@@ -62,34 +62,49 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     server = model_server(lab, consistency)
     install_hold(lab.client)
     rows, prints, prefix, first, keys = [], [], [], None, Keys(lab.client)
-    watch, seen = False, STREAM_REQUESTS["seen"]
+    watch, seen, search, runs = False, STREAM_REQUESTS["seen"], Search(ranking(clients, faults)), 0
     with exclusive(), trace.tracing(False), working(clients) as workers, modelled(server):
         new_session()
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
-            run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults, keys, watch,
-                                        max_stale)
-            if not watch and STREAM_REQUESTS["seen"] != seen:  # a client reads a stream: start over, watching them
-                watch, rows, prints, prefix, first = True, [], [], [], None
+            try:
+                run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults, keys,
+                                            watch, max_stale, search)
+            except SleepSetsNeeded:  # an arrival, or a transaction of several items: start over by sleep sets
+                if server is not None:
+                    server.post({"settle": True})  # no transaction of the abandoned run stays ongoing
+                rows, prints, prefix, first, search, runs = [], [], [], None, None, 0
                 continue
-            prefix = next_prefix(choices)
+            runs += 1
+            if not watch and STREAM_REQUESTS["seen"] != seen:  # a client reads a stream: start over, watching them
+                watch, rows, prints, prefix, first, runs = True, [], [], [], None, 0
+                search = search and Search(search.rank)
+                continue
+            if search is None:
+                prefix, order = next_prefix(choices), range(len(run.taken))
+            else:
+                more, order = search.finish(run, choices.offered)
+                prefix = [] if more else None
             if run.blocked:
                 continue
             first = first or run
-            prints.append(run.prints)
+            steps = [run.steps[place] for place in order]
+            prints.append([run.prints[place] for place in order])
             results = {name: run.results[name] for name in clients}
-            rows.append({"schedule": tuple(run.taken),
-                         "steps": tuple(request.label for request in run.steps),
-                         "requests": tuple(request.summary for request in run.steps),
-                         "answers": tuple(request.answer for request in run.steps),
-                         "replies": tuple(request.reply for request in run.steps),
+            rows.append({"schedule": tuple(run.taken[place] for place in order),
+                         "steps": tuple(request.label for request in steps),
+                         "requests": tuple(request.summary for request in steps),
+                         "answers": tuple(request.answer for request in steps),
+                         "replies": tuple(request.reply for request in steps),
                          "results": results, "ok": bool(check(results)),
                          "write units": run.cost and run.cost[0], "on refused writes": run.cost and run.cost[1],
-                         "history": history(run.steps) if run.modelled else None})
+                         "history": history(steps) if run.modelled else None})
     frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok",
                                         "write units", "on refused writes", "history"])
-    return frame.assign(doomed_at=doomed_steps(frame, prints))
+    frame = frame.assign(doomed_at=doomed_steps(frame, prints))
+    frame.attrs["runs"] = runs  # orders run, a behaviour each (a run abandoned by the sleep sets counts, no row)
+    return frame
 
 
 def doomed_steps(frame, prints=None):
@@ -136,10 +151,3 @@ def trace_prefix(prefix, schedule):
             return False
         del rest[place]
     return True
-
-
-def swaps(first, second):
-    """True when two steps ((move, footprint) pairs) of an order may be swapped."""
-    if first[1].client == second[1].client and not {transition(first[0])[1], transition(second[0])[1]} <= {"+", "@"}:
-        return False
-    return commute(first[1], second[1])

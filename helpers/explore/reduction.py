@@ -39,16 +39,28 @@ a record last entered it. So each bound is a property of the behaviour, not of t
 with a transaction counts in no order, and swapping the two cannot change whether a client may go on.
 
 Orders that differ only by swapping neighbouring moves that commute (one Mazurkiewicz trace) are one behaviour: a
-learner cannot tell them apart by any answer, any result or the final state. The explorer runs one of each, by
-sleep sets (Godefroid, "Partial-Order Methods for the Verification of Concurrent Systems", 1996; the reduction under
-CHESS's and loom's searches): once every order that starts with move t at some point has been run, t "sleeps" in
-the orders that start with a later sibling u there, until a move that does not commute with t is made; a sleeping
-move is not tried. A run in which every possible move sleeps repeats a behaviour already run; it is abandoned
-and not counted.
+learner cannot tell them apart by any answer, any result or the final state. The explorer runs one order of each and
+starts no run that repeats one, by optimal dynamic partial-order reduction (Abdulla, Aronis, Jonsson and Sagonas,
+"Optimal dynamic partial order reduction", POPL 2014: source sets and wake-up trees, as Nidhugg does). Once an order
+has run, each race in it (two moves that do not commute, the later one not brought about by the earlier, with no
+move between them ordered after the first and before the second) names an order to try: at the point before the
+first move, the moves after it that do not depend on it, then the second move. That sequence goes into the point's
+wake-up tree unless a move asleep there starts it (`weak_initial`: an order starting with that move ran already)
+or a sequence in the tree already covers it (`insert`); the next run follows the tree. A move of a client with other
+answers (a read's older ones, a fault, a choice's other options) has each of them as a branch of its own where it is
+made. A refused or cancelled write is recorded as a read of its items. Moves are named as schedules name them, so a
+move is the same in two orders. Two kinds of move break what the reduction assumes, that a move does the same in every
+order it is in: a record arriving in a stream or a Region is named by the lab server in the order the records were
+made, which a reordered run changes; and of a transaction's (or batch's) several items made visible, the one made
+last ends it, which one being a property of the order. A scenario with either is explored by sleep sets alone
+(Godefroid, 1996): a sibling tried before sleeps below it until a move that does not commute with it is made, and a
+run in which every possible move sleeps repeats a behaviour already run and is abandoned, uncounted.
 """
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from .moves import transition
 
 EVERYTHING = ("*", "*")
 # What DynamoDB Streams' requests read, named so that no table can share the name (a table name has no parentheses):
@@ -210,3 +222,100 @@ def wake(sleeping, footprint):
     before the move) entries, the move itself and other answers to its request left out), those that commute with it.
     A footprint is taken as the move stands at that point: an item made visible ends its transaction only if last."""
     return [(entry, every) for entry, every, print_ in sleeping if commute(print_, footprint)]
+
+
+def swaps(first, second, answers=False):
+    """True when two steps ((move, footprint) pairs) of an order may be swapped: they commute and are not two moves of
+    one client (items of one of its transactions made visible, or of one of its BatchGetItems read, excepted).
+    answers: a read that moves a copy also changes which answers another read of its item may get, so neither swaps
+    with it (for DPOR, whose move of a read stands for each of its answers: the sleep sets' asleep(every answer))."""
+    if first[1].client == second[1].client and not {transition(first[0])[1], transition(second[0])[1]} <= {"+", "@"}:
+        return False
+    return independent(first[1], second[1]) if answers else commute(first[1], second[1])
+
+
+def independent(first, second):
+    """True when two moves commute whichever answers their reads get: a read that moves a copy also changes which
+    answers another read of its item may get."""
+    if (first.moves_copy or second.moves_copy) and any(overlap(one, other) for one in first.items
+                                                        for other in second.items):
+        return False
+    return commute(first, second)
+
+
+def happens_before(steps, enablers):
+    """Per step of an order ((move, footprint) pairs), the steps before it that it depends on, as a bit set: those it
+    cannot swap with, the step that made it possible (`enablers`, or None), and what those depend on."""
+    before = []
+    for later, step in enumerate(steps):
+        found = 0
+        for earlier in range(later):
+            if enablers[later] == earlier or not swaps(steps[earlier], step, True):
+                found |= (1 << earlier) | before[earlier]
+        before.append(found)
+    return before
+
+
+def races(steps, enablers, before):
+    """(first, second) places of each race of an order: two steps of different clients that do not commute, the second
+    not made possible by the first, and no step ordered after the first and before the second."""
+    for later, step in enumerate(steps):
+        for earlier in range(later):
+            if (before[later] >> earlier & 1 and enablers[later] != earlier and steps[earlier][1].client != step[1].client
+                    and not swaps(steps[earlier], step, True)
+                    and not any(before[between] >> earlier & 1 and before[later] >> between & 1
+                                for between in range(earlier + 1, later))):
+                yield earlier, later
+
+
+def reversed_race(steps, before, earlier, later):
+    """The sequence to try at the point before step `earlier` for its race with `later`: the steps after it that do not
+    depend on it, then `later` (notdep(e, E).e' in the paper)."""
+    return [steps[place] for place in range(earlier + 1, len(steps))
+            if not before[place] >> earlier & 1] + [steps[later]]
+
+
+@dataclass
+class Branch:
+    """A node of a wake-up tree: the move (with its footprint as recorded) and the branches after it."""
+
+    move: str
+    print_: Footprint
+    after: list = field(default_factory=list)
+
+
+def weak_initial(move, print_, sequence):
+    """True when an order starting with `move` covers `sequence` ((move, footprint) pairs): the move is in it with
+    nothing before it that it depends on, or commutes with all of it."""
+    for place, (other, _) in enumerate(sequence):
+        if other == move and all(swaps(before, sequence[place], True) for before in sequence[:place]):
+            return True
+    return all(swaps((move, print_), step, True) for step in sequence)
+
+
+def without(sequence, move):
+    """`sequence` less the first step `move`, when it starts it (weak_initial); as it was when `move` commutes with it."""
+    for place, (other, _) in enumerate(sequence):
+        if other == move and all(swaps(before, sequence[place], True) for before in sequence[:place]):
+            return sequence[:place] + sequence[place + 1:]
+    return sequence
+
+
+def insert(tree, sequence, rank, start=0):
+    """Add `sequence` to a wake-up tree (a list of Branch) unless a branch already covers it; a new branch goes in
+    `rank` order among its siblings from place `start` on (the branch being run stays first)."""
+    while sequence:
+        for branch in tree:
+            if weak_initial(branch.move, branch.print_, sequence):
+                if not branch.after:
+                    return
+                sequence, tree, start = without(sequence, branch.move), branch.after, 0
+                break
+        else:
+            chain = Branch(*sequence[-1])
+            for move, print_ in reversed(sequence[:-1]):
+                chain = Branch(move, print_, [chain])
+            place = next((place for place in range(max(start, 0), len(tree))
+                          if rank(tree[place].move) > rank(chain.move)), len(tree))
+            tree.insert(max(place, start), chain)
+            return

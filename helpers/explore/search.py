@@ -1,21 +1,27 @@
-"""Which order runs next: one run follows a prefix of choices, then the first move possible that does not sleep
-(Walk); the depth-first search changes the deepest choice with an untried sibling (next_prefix), as CHESS does."""
+"""Which order runs next. Optimal DPOR (reduction.py): each run follows the points of the order before it, then the
+wake-up tree of the point it branches at (Guided), then the first possible move that does not sleep; after it, its
+races fill the wake-up trees and the deepest point with a branch left is where the next run branches (Search). A
+scenario with arrivals is explored by sleep sets: a prefix of choices, then the first move possible that does not
+sleep (Walk); the depth-first search changes the deepest choice with an untried sibling (next_prefix), as CHESS
+does."""
 from dataclasses import replace
 from math import factorial, prod
 
 from .errors import ExplorationError, TooManyOrders
 from .hold import strays_error, watched
 from .model import start_state
-from .moves import batch_item, parse_move, transition, worth_trying
-from .reduction import Keys, asleep, wake
+from .moves import FAULT_MOVES, batch_item, parse_move, transition, worth_trying
+from .reduction import (Branch, Keys, asleep, happens_before, independent, insert, races, reversed_race, wake,
+                        weak_initial)
 from .run import Run
 from .steps import Arrival
 
 
 def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, faults=(), keys=None,
-                 watch_streams=True, max_stale=None):
-    """Run one schedule: follow `prefix`, then always the first move possible that does not sleep; return (run,
-    choices). run.blocked is True when every possible move slept (the run repeats a behaviour already run).
+                 watch_streams=True, max_stale=None, search=None):
+    """Run one schedule: follow `prefix` (or, given a Search, its points and wake-up trees: the walk is returned in
+    place of the choices), then always the first move possible that does not sleep; return (run, choices).
+    run.blocked is True when every possible move slept (the run repeats a behaviour already run).
 
     run.cost is (write units, of which on refused writes) the clients' requests cost, as the lab server billed them
     (None elsewhere).
@@ -33,7 +39,8 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
     choices = []
     try:
         with watched(run):
-            run.play(workers, Walk(run, prefix, choices, max_stale))
+            walk = Walk(run, prefix, choices, max_stale) if search is None else Guided(run, search, max_stale)
+            run.play(workers, walk)
         if run.blocked:
             run.stop()
             if server is not None:
@@ -45,7 +52,7 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
         raise strays_error(run)
     if run.problem:
         raise run.problem
-    return run, choices
+    return run, choices if search is None else walk
 
 
 class Walk:
@@ -85,10 +92,18 @@ class Walk:
         """Once the clients have settled after a move: the sleep set and footprint it leaves."""
         self.last = None
         self.run.settled(made)
-        if footprint.writes and not footprint.fault and getattr(made, "answer", "OK") != "OK":
-            footprint = replace(footprint, writes=False)  # refused or cancelled: it only read its items
+        footprint = as_made(footprint, made)
         self.sleep = wake(sleeping, footprint)
         self.run.prints.append(footprint)
+
+
+def as_made(footprint, made):
+    """The footprint of a move once made: a write refused by its condition, or a transaction cancelled, wrote nothing
+    (DynamoDB answered an error: the lab server's x-lab-versions then names nothing it wrote): it only read its items.
+    A response lost on its way back (botocore's ConnectionClosedError) may have been applied: still a write."""
+    if footprint.writes and not footprint.fault and str(getattr(made, "answer", "OK")).endswith("Exception"):
+        return replace(footprint, writes=False)  # not a response lost on its way back (ConnectionClosedError)
+    return footprint
 
 
 def choose(run, prefix, choices, sleep, newest_only=False):
@@ -154,3 +169,236 @@ def too_many(max_schedules, first_run):
         f"made as many requests as in the first order: {per_client}). Use fewer clients or fewer requests per "
         "client (3 clients of 2 requests each have 90 orders; 3 of 3 have 1,680), or pass a larger max_schedules (or "
         "max_stale=1, for only the orders in which at most one read gets an older answer than the newest).")
+
+
+class SleepSetsNeeded(Exception):
+    """Raised by a guided run that meets an arrival, or an item of a transaction or batch of several made visible: the
+    exploration starts over by sleep sets (reduction.py says why)."""
+
+
+class Point:
+    """One point of the order being run, for optimal DPOR: the moves asleep there ((move, footprint, refused)), its
+    wake-up tree (the first branch being run), the moves offered there and the requests and items they make."""
+
+    def __init__(self, sleep, tree):
+        self.sleep, self.tree, self.new, self.fresh = sleep, tree, True, True  # new: reached first in this run
+        self.offered, self.possible, self.made = (), frozenset(), None  # made: (footprint, refused) of its move
+
+
+class Search:
+    """Optimal DPOR over an exploration's runs: the points of the order run last (reduction.py)."""
+
+    def __init__(self, rank):
+        self.points, self.rank = [], rank
+
+    def point(self, depth, sleep):
+        """The point at `depth`: the one the runs before reached, or a new one whose wake-up tree is what the branch
+        being run at the point before holds below it."""
+        if depth == len(self.points):
+            self.points.append(Point(sleep, self.points[depth - 1].tree[0].after if depth else []))
+        return self.points[depth]
+
+    def enablers(self, taken):
+        """Per move of an order, the place of the move that made it possible (None: possible from an earlier point
+        on)."""
+        found = []
+        for place, move in enumerate(taken):
+            step, since = transition(move), place
+            while since > 0 and step in self.points[since - 1].possible and transition(taken[since - 1]) != step:
+                since -= 1
+            found.append(since - 1 if since else None)
+        return found
+
+    def finish(self, run, offered):
+        """After a run: put the sequence each of its races asks for into the wake-up tree of the point before the race,
+        and go to the deepest point with a branch left. The second move of a race is tried as its request's first answer
+        (its others are branches where it is made: a read moved before a write has other answers there) and with its
+        footprint as offered (`offered`: before it was made; a write refused where it ran may be applied there).
+        Returns (whether a run is left, each move's place in the first of the orders equivalent to it, each point
+        taking the first move possible in the scenario's order of clients)."""
+        steps = list(zip(run.taken, run.prints))
+        enablers = self.enablers(run.taken)
+        before = happens_before(steps, enablers)
+        for earlier, later in races(steps, enablers, before):
+            sequence = reversed_race(steps, before, earlier, later)[:-1] + [(first_answer(run.taken[later]),
+                                                                             offered[later])]
+            point = self.points[earlier]
+            if not any(weak_initial(move, print_, sequence) for move, print_, _ in point.sleep):
+                insert(point.tree, sequence, self.rank, start=1)
+        for point in self.points:
+            point.new = False
+        return self.advance(len(steps)), self.first_order(steps, before)
+
+    def advance(self, made):
+        """Put each finished branch to sleep at its point, from the deepest up, until one has a branch left."""
+        del self.points[made:]
+        while self.points:
+            point = self.points[-1]
+            done = point.tree.pop(0)
+            point.sleep.append((done.move, *point.made))
+            if point.tree:
+                point.fresh = True
+                return True
+            self.points.pop()
+        return False
+
+    def first_order(self, steps, before):
+        """The places of the steps in the first of their equivalent orders, each point taking the first move possible
+        in the scenario's order (the order the sleep sets' depth-first search runs)."""
+        order, placed = [], 0
+        while len(order) < len(steps):
+            ready = [place for place in range(len(steps)) if not placed >> place & 1 and not before[place] & ~placed]
+            chosen = min(ready, key=lambda place: (self.rank(steps[place][0]), place))
+            order.append(chosen)
+            placed |= 1 << chosen
+        return order
+
+
+def ranking(clients, faults):
+    """The key that orders moves as a point offers them: by client in the scenario's order, then by answer, fault,
+    option or item."""
+    names, words = list(clients), [FAULT_MOVES[fault] for fault in faults]
+
+    def rank(move):
+        name, kind, place = parse_move(move)
+        item = batch_item(move)
+        client = names.index(name) if name in names else len(names)
+        if item is not None:
+            return client, item, place if kind == "~" else 0
+        if kind == "!":
+            return client, 0, 1 + words.index(place) if place in words else len(words) + 1
+        return client, 0, place if isinstance(place, int) else 0
+    return rank
+
+
+def first_answer(move):
+    """The first of the moves making the same request or item as `move`: "alice" for "alice~2" or "alice!lost",
+    "alice?0" for "alice?1", "alice@1" for "alice@1~2"."""
+    name, kind, _ = parse_move(move)
+    if kind == "?":
+        return f"{name}?0"
+    if kind == "!":
+        return name
+    return first_level(move) if kind == "~" else move
+
+
+def first_level(move):
+    """The move a point offers before a read's answer is asked: "alice" for "alice~2" or "alice?1", "alice@1" for
+    "alice@1~2"; others as they are."""
+    name, kind, _ = parse_move(move)
+    item = batch_item(move)
+    if item is not None:
+        return f"{name}@{item}"
+    return name if kind in ("", "~", "?") else move
+
+
+class Guided:
+    """The explorer's moves in one run under optimal DPOR: each point's branch, the wake-up tree's below the point
+    where it branches, then the first possible move that does not sleep (Run.play makes them on the clients'
+    threads)."""
+
+    def __init__(self, run, search, max_stale=None):
+        self.run, self.search, self.max_stale = run, search, max_stale
+        self.sleep, self.stale, self.last = [], 0, None
+        self.offered = []  # each move's footprint as it was offered, before it was made (as_made)
+
+    def next(self):
+        """Make moves until one lets a client run: its name; None once the order has ended, or when no move may be made
+        (run.blocked)."""
+        run = self.run
+        while True:
+            if self.last is not None:
+                self.after(*self.last)
+            run.deliver_unwatched()
+            if not run.pending:
+                return None
+            point, chosen = self.choose()
+            if chosen is None:
+                run.blocked = True
+                return None
+            step, footprint = transition(chosen), run.footprint(chosen)
+            sleeping = [(move, self.now(move, print_, refused), refused) for move, print_, refused in point.sleep
+                        if transition(move) != step]
+            made, going = run.make(chosen, footprint)
+            self.stale += parse_move(chosen)[1] == "~"
+            self.last = (made, footprint, sleeping, point)
+            if going is not None:
+                return going
+
+    def now(self, move, print_, refused):
+        """A sleeping move's footprint as it stands now (an item made visible frees its transaction only if last);
+        a write refused where it was run stays a read."""
+        if parse_move(move)[0] not in self.run.held:
+            return print_
+        current = self.run.footprint(move)
+        return replace(current, writes=False) if refused and current.writes else current
+
+    def after(self, made, footprint, sleeping, point):
+        """Once the clients have settled after a move: its footprint as made, and what sleeps at the next point."""
+        self.last = None
+        self.run.settled(made)
+        made_print = as_made(footprint, made)
+        point.made = (made_print, made_print is not footprint)
+        self.sleep = [(move, print_, refused) for move, print_, refused in sleeping if independent(print_, made_print)]
+        self.run.prints.append(made_print)
+        self.offered.append(footprint)
+
+    def choose(self):
+        """(the point, the move to make there): the branch it runs, else the first possible that does not sleep (None
+        when there is none)."""
+        run, search = self.run, self.search
+        everything = run.moves(answers=False)
+        if any(parse_move(move)[1] == "#" or parse_move(move)[1] == "+" and parse_move(move)[2] > 0
+               for move in everything):
+            raise SleepSetsNeeded()
+        offered = tuple(worth_trying(everything))
+        point = search.point(len(run.taken), self.sleep)
+        if not point.new and point.offered != offered:
+            raise ExplorationError(not_repeatable([(move, ()) for move in run.taken], point.offered, offered))
+        if not point.fresh:
+            move = point.tree[0].move
+            if move not in self.answers(first_level(move)):
+                raise ExplorationError(not_repeatable([(move, ()) for move in run.taken], point.offered, offered))
+            return point, move
+        point.offered, point.possible = offered, frozenset(transition(move) for move in everything)
+        move = self.branch(point, offered, everything)
+        if move is None:
+            return point, None
+        point.fresh = False
+        asleep_here = {entry for entry, _, _ in point.sleep}
+        for other in offered:
+            if transition(other) == transition(move):
+                for alternative in self.answers(other):
+                    if alternative != move and alternative not in asleep_here:
+                        insert(point.tree, [(alternative, run.footprint(alternative))], search.rank, start=1)
+        self.answers(first_level(move))  # the chosen request's answers, as make() reads them
+        return point, move
+
+    def branch(self, point, offered, everything):
+        """The move of the point's first branch that can be made here (of `everything` possible, even an item of a
+        transaction not offered first: worth_trying); a branch that cannot is dropped. At a new point without one, the
+        first move offered that does not sleep, as its branch."""
+        asleep_here = {entry for entry, _, _ in point.sleep}
+        while point.tree:
+            wanted = point.tree[0].move
+            answers = self.answers(first_level(wanted)) if first_level(wanted) in everything else []
+            awake = [move for move in ([wanted] if wanted in answers else answers) if move not in asleep_here]
+            if awake:  # a read's answer not given here: its others are (each answer is a branch of its own)
+                point.tree[0].move = awake[0]
+                return awake[0]
+            point.tree.pop(0)
+        if not point.new:
+            return None
+        for first in offered:
+            for move in self.answers(first):
+                if move not in asleep_here:
+                    point.tree.insert(0, Branch(move, self.run.footprint(move)))
+                    return move
+        return None
+
+    def answers(self, first):
+        """The moves making the offered move `first`: one per answer its read may get (within max_stale), else itself."""
+        run = self.run
+        moves = run.answers(first) if first in run.held or batch_item(first) is not None else [first]
+        newest_only = self.max_stale is not None and self.stale >= self.max_stale
+        return [move for move in moves if not (newest_only and parse_move(move)[1] == "~")]
