@@ -44,6 +44,7 @@ from moto.core.parse import PROTOCOL_PARSERS, JSONParser
 from moto.core.request import determine_request_protocol
 from moto.core.responses import get_service_model
 from moto.dynamodb import models as dynamodb_models
+from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.parsing import validators
 from moto.dynamodb.parsing.ast_nodes import (DDBTypedValue, DepthFirstTraverser, Node, NoneExistingPath,
                                              UpdateExpression)
@@ -55,6 +56,7 @@ from werkzeug.datastructures import Headers
 from werkzeug.http import http_date
 
 from .. import fidelity
+from . import updates
 
 EXPRESSIONS_KEPT = 1024
 REQUEST_ID_ALPHABET = string.ascii_letters + string.digits
@@ -210,6 +212,47 @@ def has_work(processor, classes):
     return WORK[key]
 
 
+PLAIN_TYPES = frozenset({"S", "B", "BOOL"})  # the types whose cast_value is their value
+FLAT_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})  # the types whose value holds no DynamoType
+moto_hash, moto_equal = DynamoType.__hash__, DynamoType.__eq__
+
+
+def value_hash(value):
+    """DynamoType.__hash__ (of its type and cast_value) without casting a value that is its own cast_value."""
+    kind = value.type
+    return hash((kind, value.value)) if kind in PLAIN_TYPES else moto_hash(value)
+
+
+def value_equal(value, other):
+    """DynamoType.__eq__ (same type, equal cast_value) without casting a value that is its own cast_value."""
+    kind = value.type
+    if kind in PLAIN_TYPES:
+        return kind == other.type and value.value == other.value
+    return moto_equal(value, other)
+
+
+def item_copy(item, memo):
+    """Item.__deepcopy__ (moto's: no size check of the copy), each flat attribute value copied in place.
+
+    moto copies each value through copy.deepcopy; a flat value (a string, number, binary, boolean or null,
+    whose value is immutable) is copied as its type and value, as DynamoType.__deepcopy__ copies it.
+    """
+    result = Item.__new__(Item)
+    memo[id(item)] = result
+    result.hash_key = copy.deepcopy(item.hash_key, memo)
+    result.range_key = copy.deepcopy(item.range_key, memo)
+    attrs = LimitedSizeDict.__new__(LimitedSizeDict)
+    for name, value in item.attrs.items():
+        if value.type in FLAT_TYPES and type(value) is DynamoType:
+            flat = DynamoType.__new__(DynamoType)
+            flat.type, flat.value = value.type, value.value
+            dict.__setitem__(attrs, name, flat)
+        else:
+            dict.__setitem__(attrs, name, copy.deepcopy(value, memo))
+    result.attrs = attrs
+    return result
+
+
 moto_responses.method_names_from_class = cache(moto_responses.method_names_from_class)
 moto_responses.camelcase_to_underscores = cache(moto_responses.camelcase_to_underscores)
 UpdateExpressionParser.make = classmethod(lru_cache(maxsize=EXPRESSIONS_KEPT)(UpdateExpressionParser.make.__func__))
@@ -217,6 +260,8 @@ validators.deepcopy = copy_for_validation
 DepthFirstTraverser.nodes_to_be_processed = nodes_to_be_processed
 DepthFirstTraverser.traverse_node_recursively = traverse_node_recursively
 dynamodb_models.UpdateExpressionValidator = LabUpdateExpressionValidator
+DynamoType.__hash__, DynamoType.__eq__ = value_hash, value_equal
+Item.__deepcopy__ = item_copy
 
 ITEM_OPERATIONS = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
                              "BatchWriteItem", "TransactGetItems", "TransactWriteItems"})
@@ -384,6 +429,10 @@ class FastDynamoHandler(DynamoHandler):
         parse = compiled_parser(operation, headers.get("Content-Type")) if request is not None else None
         self.params = parse(request) if parse else request_parser(operation, headers.get("Content-Type")).parse(
             {"method": "POST", "values": {}, "headers": headers, "body": body, "url_path": self.path, "url_params": {}})
+
+    def update_item(self):
+        """UpdateItem, each of moto's steps done once (updates.py)."""
+        return updates.update_item(self)
 
     @staticmethod
     def _enrich_response(headers, body):
