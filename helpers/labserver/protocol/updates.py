@@ -12,6 +12,7 @@ raises, so every answer is moto's.
 import copy
 from functools import lru_cache
 
+from moto.core.responses import ActionResult
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb import responses as dynamodb_responses
 from moto.dynamodb.comparisons import create_condition_expression_parser, get_expected
@@ -35,7 +36,11 @@ def placeholders_used(update_expression):
 
 
 def update_item(handler):
-    """DynamoHandler.update_item for `handler` (a DynamoHandler set up for one UpdateItem): its DynamoResult."""
+    """DynamoHandler.update_item for `handler` (a DynamoHandler set up for one UpdateItem): its result.
+
+    moto wraps the result in a DynamoResult, which copies it turning DynamoType values into JSON; Item.to_json has
+    made every value here JSON already, so the copy would be the same.
+    """
     body, backend = handler.body, handler.dynamodb_backend
     name, key = body["TableName"], body["Key"]
     return_values = body.get("ReturnValues", "NONE")
@@ -78,7 +83,7 @@ def update_item(handler):
                    attribute_values, expected, condition, on_failure)
     item_dict = item.to_json()
     item_dict["ConsumedCapacity"] = {"TableName": name, "CapacityUnits": 0.5}
-    return dynamodb_responses.DynamoResult(answered(handler, return_values, existing_attributes, item_dict))
+    return ActionResult(answered(handler, return_values, existing_attributes, item_dict))
 
 
 def updated(table, hash_value, range_value, item, update_expression, attribute_updates, attribute_names,
