@@ -49,6 +49,7 @@ from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.parsing import validators
 from moto.dynamodb.parsing.ast_nodes import (DDBTypedValue, DepthFirstTraverser, Node, NoneExistingPath,
                                              UpdateExpression)
+from moto.dynamodb.parsing.executors import UpdateExpressionExecutor
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.responses import DynamoHandler
 from moto.moto_api._internal import mock_random
@@ -330,6 +331,19 @@ def item_copy(item, memo):
     return result
 
 
+EXECUTIONS = {}  # (executor class, node class) -> the NodeExecutor class its execution_map gives, or None
+moto_specific_execution = UpdateExpressionExecutor.get_specific_execution
+
+
+def specific_execution(executor, node):
+    """UpdateExpressionExecutor.get_specific_execution (the first class of its execution_map, a class attribute, that
+    the node is an instance of), kept per pair of classes: the map's classes are abstract base classes."""
+    key = (type(executor), type(node))
+    if key not in EXECUTIONS:
+        EXECUTIONS[key] = moto_specific_execution(executor, node)
+    return EXECUTIONS[key]
+
+
 moto_responses.method_names_from_class = cache(moto_responses.method_names_from_class)
 moto_responses.camelcase_to_underscores = cache(moto_responses.camelcase_to_underscores)
 UpdateExpressionParser.make = classmethod(lru_cache(maxsize=EXPRESSIONS_KEPT)(UpdateExpressionParser.make.__func__))
@@ -339,6 +353,7 @@ DepthFirstTraverser.traverse_node_recursively = traverse_node_recursively
 dynamodb_models.UpdateExpressionValidator = LabUpdateExpressionValidator
 DynamoType.__hash__, DynamoType.__eq__ = value_hash, value_equal
 Item.__deepcopy__ = item_copy
+UpdateExpressionExecutor.get_specific_execution = specific_execution
 
 ITEM_OPERATIONS = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
                              "BatchWriteItem", "TransactGetItems", "TransactWriteItems"})
@@ -350,6 +365,9 @@ def base64_text(value):
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+RESULT_ENCODER = json.JSONEncoder(default=base64_text)  # json.dumps(..., default=base64_text) made one encoder a call
 
 
 @lru_cache(maxsize=256)
@@ -531,6 +549,6 @@ class FastDynamoHandler(DynamoHandler):
             members = answered_members(operation, setting(self.body, "ReturnConsumedCapacity"),
                                        setting(self.body, "ReturnItemCollectionMetrics"))
             result = fidelity.corrected(operation, self.body, result)
-            body = json.dumps({key: value for key, value in result.items() if key in members}, default=base64_text)
+            body = RESULT_ENCODER.encode({key: value for key, value in result.items() if key in members})
             return 200, {**JSON_HEADERS, **self.response_headers}, body
         return super().serialized(action_result)
