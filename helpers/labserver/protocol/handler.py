@@ -315,7 +315,7 @@ def item_copy(item, memo):
     moto copies each value through copy.deepcopy; a flat value (a string, number, binary, boolean or null,
     whose value is immutable) is copied as its type and value, as DynamoType.__deepcopy__ copies it.
     """
-    result = Item.__new__(Item)
+    result = type(item).__new__(type(item))
     memo[id(item)] = result
     result.hash_key = copy.deepcopy(item.hash_key, memo)
     result.range_key = copy.deepcopy(item.range_key, memo)
