@@ -21,7 +21,7 @@ in modules grouped by what they check (in rules/, but globaltables and streams i
 - streams: StreamSpecification on CreateTable and UpdateTable (the streams themselves are replication/streamlog.py's);
 - exports: exports and imports.
 """
-from functools import partial
+from functools import lru_cache, partial
 
 from moto.core.responses import get_service_model
 
@@ -132,11 +132,17 @@ AFTER = {  # corrections of moto's encoded answer; a write to a replica of a glo
 }
 
 
+@lru_cache(maxsize=256)
+def before_rules(target):
+    """The rules `before` applies to an operation's requests, in turn."""
+    return partial(required_members, target), *BEFORE.get(target, ())
+
+
 def before(target, params):
     """Answer a request here, as (status, body), when DynamoDB's answer differs from moto's; else None."""
     global operation_in_progress
     operation_in_progress = target
-    for rule in (partial(required_members, target), *BEFORE.get(target, ())):
+    for rule in before_rules(target):
         try:
             answer = rule(params)
         except Exception:  # a malformed request (any rule may trip on it): moto's own validation says what is wrong

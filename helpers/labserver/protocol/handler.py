@@ -11,7 +11,8 @@
   model's members, names and handlers looked up once, not at every value), and the backend is looked
   up once per request, not at each use.
 - UpdateExpression: moto parses each one twice per request into a tree its validator deep-copies;
-  the parse is cached by text, and the copy is unpickled from the tree's pickle (a quarter the cost).
+  the parse is cached by text, and the copy is made node by node (half the cost of unpickling the tree's
+  pickle, itself a quarter of deepcopy's), or from its pickle for a tree that is not a plain one.
 - Validation: moto's validator walks the tree once per check (ten walks), rebuilding the check's
   processing map at every node and testing nodes against abstract base classes; the map's node
   classes are kept per check, and each class test is remembered per pair of classes. The three checks
@@ -44,9 +45,11 @@ from moto.core.parse import PROTOCOL_PARSERS, JSONParser
 from moto.core.request import determine_request_protocol
 from moto.core.responses import get_service_model
 from moto.dynamodb import models as dynamodb_models
+from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.parsing import validators
 from moto.dynamodb.parsing.ast_nodes import (DDBTypedValue, DepthFirstTraverser, Node, NoneExistingPath,
                                              UpdateExpression)
+from moto.dynamodb.parsing.executors import UpdateExpressionExecutor
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.responses import DynamoHandler
 from moto.moto_api._internal import mock_random
@@ -55,6 +58,7 @@ from werkzeug.datastructures import Headers
 from werkzeug.http import http_date
 
 from .. import fidelity
+from . import updates
 
 EXPRESSIONS_KEPT = 1024
 REQUEST_ID_ALPHABET = string.ascii_letters + string.digits
@@ -67,9 +71,10 @@ def request_id():
 
 
 def copy_for_validation(node):
-    """validators.deepcopy: a parsed UpdateExpression (cached, never changed) from its pickle; else a deepcopy."""
+    """validators.deepcopy: a parsed UpdateExpression (cached, never changed) copied node by node when it is a plain
+    tree (plain_tree), else from its pickle; anything else by deepcopy."""
     if isinstance(node, UpdateExpression):
-        return pickle.loads(pickled(node))
+        return tree_copy(node) if plain_tree(node) else pickle.loads(pickled(node))
     return copy.deepcopy(node)
 
 
@@ -77,6 +82,42 @@ def copy_for_validation(node):
 def pickled(node):
     """The pickle of one cached expression tree."""
     return pickle.dumps(node, pickle.HIGHEST_PROTOCOL)
+
+
+FLAT = (str, int, float, bool, type(None))
+
+
+@lru_cache(maxsize=EXPRESSIONS_KEPT)
+def plain_tree(root):
+    """Whether a parsed tree is one tree_copy copies as deepcopy would: each node met once, its parent the node whose
+    children hold it (none for the root), its other attributes and its children not nodes flat (text, numbers)."""
+    seen, pending = set(), [(root, None)]
+    while pending:
+        node, parent = pending.pop()
+        if id(node) in seen or node.parent is not parent:
+            return False
+        seen.add(id(node))
+        for name, value in vars(node).items():
+            if name == "children" and isinstance(value, list):
+                pending.extend((child, node) for child in value if isinstance(child, Node))
+                if not all(isinstance(child, (Node, *FLAT)) for child in value):
+                    return False
+            elif name != "parent" and not isinstance(value, FLAT):
+                return False
+    return True
+
+
+def tree_copy(node, parent=None):
+    """A copy of a plain tree (plain_tree): each node a new object of its class with its attributes, its children
+    copied and its parent the copy of its parent."""
+    copied = object.__new__(type(node))
+    state = node.__dict__.copy()
+    state["parent"] = parent
+    children = node.children
+    if children is not None:
+        state["children"] = [child if isinstance(child, FLAT) else tree_copy(child, copied) for child in children]
+    copied.__dict__ = state
+    return copied
 
 
 NODE_CLASSES = {}  # DepthFirstTraverser subclass -> the node classes it processes
@@ -90,22 +131,48 @@ def nodes_to_be_processed(traverser):
     return NODE_CLASSES[kind]
 
 
-@cache
-def is_subclass(node_class, classes):
-    """issubclass, remembered: moto's node classes are abstract base classes, slow to test each time."""
-    return issubclass(node_class, classes)
+NOT_A_NODE, KEPT, PROCESSED = 3, 1, 2  # all true, so that a cached role is found with `or`
+ROLES = {}  # (traverser class, class of what it meets) -> NOT_A_NODE, KEPT or PROCESSED
+WATCHERS = {}  # traverser class -> whether it overrides pre_processing_of_child (the base class's does nothing)
+
+
+def role(traverser, node_class):
+    """What a traverser's walk does with a value of this class: pass it (not a Node), walk it, or walk and process it.
+
+    moto's node classes are abstract base classes, slow to test each time; the answer is kept per pair of classes.
+    """
+    key = (type(traverser), node_class)
+    found = ROLES.get(key)
+    if found is None:
+        found = ROLES[key] = (NOT_A_NODE if not issubclass(node_class, Node) else
+                              PROCESSED if issubclass(node_class, traverser.nodes_to_be_processed()) else KEPT)
+    return found
+
+
+def watches(traverser):
+    """Whether a traverser's walk must call its pre_processing_of_child before each child."""
+    kind = type(traverser)
+    if kind not in WATCHERS:
+        WATCHERS[kind] = kind.pre_processing_of_child is not DepthFirstTraverser.pre_processing_of_child
+    return WATCHERS[kind]
 
 
 def traverse_node_recursively(traverser, node, child_id=-1):
-    """DepthFirstTraverser.traverse_node_recursively (children first, then the node), with class tests remembered."""
-    if not is_subclass(type(node), Node):
+    """DepthFirstTraverser.traverse_node_recursively (children first, then the node), with class tests remembered,
+    the base class's empty pre_processing_of_child not called and values that are not nodes not visited (no
+    traverser overrides this method, so it calls itself directly)."""
+    kind = ROLES.get((type(traverser), type(node))) or role(traverser, type(node))
+    if kind == NOT_A_NODE:
         return node
-    parent_node = node.parent
-    if node.children is not None:
-        for i, child_node in enumerate(node.children):
-            traverser.pre_processing_of_child(node, i)
-            traverser.traverse_node_recursively(child_node, i)
-    if is_subclass(type(node), traverser.nodes_to_be_processed()):
+    parent_node, children = node.parent, node.children
+    if children is not None:
+        watching, traverser_class = watches(traverser), type(traverser)
+        for i, child_node in enumerate(children):
+            if watching:
+                traverser.pre_processing_of_child(node, i)
+            if (ROLES.get((traverser_class, type(child_node))) or role(traverser, type(child_node))) != NOT_A_NODE:
+                traverse_node_recursively(traverser, child_node, i)
+    if kind == PROCESSED:
         node = traverser.process(node)
         node.parent = parent_node
         if parent_node:
@@ -142,10 +209,22 @@ class LabUpdateExpressionValidator(validators.UpdateExpressionValidator):
         tree, classes = self.node_to_validate, node_classes(self.expression)
         copied = nodes_of(tree)
         for processor in self.processors:
-            if not isinstance(processor, EXPRESSION_CHECKS) and has_work(processor, classes):
+            if has_work(processor, classes):
                 tree = processor.traverse(tree)
         unlink_parents(copied)
         return tree
+
+
+NODE_TYPES = {}  # class -> whether it is a Node class
+
+
+def is_node(value):
+    """isinstance(value, Node), the answer kept per class (Node is an abstract base class, slow to test)."""
+    kind = type(value)
+    found = NODE_TYPES.get(kind)
+    if found is None:
+        found = NODE_TYPES[kind] = issubclass(kind, Node)
+    return found
 
 
 def nodes_of(tree):
@@ -153,7 +232,7 @@ def nodes_of(tree):
     nodes, pending = [], [tree]
     while pending:
         node = pending.pop()
-        if isinstance(node, Node):
+        if is_node(node):
             nodes.append(node)
             pending.extend(node.children or ())
     return nodes
@@ -171,7 +250,7 @@ def unlink_parents(copied):
     for node in copied:
         node.parent = None
         for child in node.children or ():
-            if isinstance(child, Node):
+            if is_node(child):
                 child.parent = None
 
 
@@ -197,17 +276,72 @@ def node_classes(expression):
     return frozenset(classes)
 
 
-WORK = {}  # (processor class, node classes) -> whether its walk can process anything
+WORK = {}  # (processor class, node classes) -> whether validate walks with it
 
 
 def has_work(processor, classes):
-    """Whether a processor's walk over a tree of these node classes could process a node or see the walk."""
+    """Whether validate walks a tree of these node classes with a processor: not one of EXPRESSION_CHECKS, and its walk
+    could process a node or sees the walk itself."""
     key = (type(processor), classes)
     if key not in WORK:
-        watches = type(processor).pre_processing_of_child is not DepthFirstTraverser.pre_processing_of_child
         wanted = nodes_to_be_processed(processor)
-        WORK[key] = watches or any(issubclass(node_class, wanted) for node_class in classes)
+        WORK[key] = not isinstance(processor, EXPRESSION_CHECKS) and (
+            watches(processor) or any(issubclass(node_class, wanted) for node_class in classes))
     return WORK[key]
+
+
+PLAIN_TYPES = frozenset({"S", "B", "BOOL"})  # the types whose cast_value is their value
+FLAT_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})  # the types whose value holds no DynamoType
+moto_hash, moto_equal = DynamoType.__hash__, DynamoType.__eq__
+
+
+def value_hash(value):
+    """DynamoType.__hash__ (of its type and cast_value) without casting a value that is its own cast_value."""
+    kind = value.type
+    return hash((kind, value.value)) if kind in PLAIN_TYPES else moto_hash(value)
+
+
+def value_equal(value, other):
+    """DynamoType.__eq__ (same type, equal cast_value) without casting a value that is its own cast_value."""
+    kind = value.type
+    if kind in PLAIN_TYPES:
+        return kind == other.type and value.value == other.value
+    return moto_equal(value, other)
+
+
+def item_copy(item, memo):
+    """Item.__deepcopy__ (moto's: no size check of the copy), each flat attribute value copied in place.
+
+    moto copies each value through copy.deepcopy; a flat value (a string, number, binary, boolean or null,
+    whose value is immutable) is copied as its type and value, as DynamoType.__deepcopy__ copies it.
+    """
+    result = type(item).__new__(type(item))
+    memo[id(item)] = result
+    result.hash_key = copy.deepcopy(item.hash_key, memo)
+    result.range_key = copy.deepcopy(item.range_key, memo)
+    attrs = LimitedSizeDict.__new__(LimitedSizeDict)
+    for name, value in item.attrs.items():
+        if value.type in FLAT_TYPES and type(value) is DynamoType:
+            flat = DynamoType.__new__(DynamoType)
+            flat.type, flat.value = value.type, value.value
+            dict.__setitem__(attrs, name, flat)
+        else:
+            dict.__setitem__(attrs, name, copy.deepcopy(value, memo))
+    result.attrs = attrs
+    return result
+
+
+EXECUTIONS = {}  # (executor class, node class) -> the NodeExecutor class its execution_map gives, or None
+moto_specific_execution = UpdateExpressionExecutor.get_specific_execution
+
+
+def specific_execution(executor, node):
+    """UpdateExpressionExecutor.get_specific_execution (the first class of its execution_map, a class attribute, that
+    the node is an instance of), kept per pair of classes: the map's classes are abstract base classes."""
+    key = (type(executor), type(node))
+    if key not in EXECUTIONS:
+        EXECUTIONS[key] = moto_specific_execution(executor, node)
+    return EXECUTIONS[key]
 
 
 moto_responses.method_names_from_class = cache(moto_responses.method_names_from_class)
@@ -217,6 +351,9 @@ validators.deepcopy = copy_for_validation
 DepthFirstTraverser.nodes_to_be_processed = nodes_to_be_processed
 DepthFirstTraverser.traverse_node_recursively = traverse_node_recursively
 dynamodb_models.UpdateExpressionValidator = LabUpdateExpressionValidator
+DynamoType.__hash__, DynamoType.__eq__ = value_hash, value_equal
+Item.__deepcopy__ = item_copy
+UpdateExpressionExecutor.get_specific_execution = specific_execution
 
 ITEM_OPERATIONS = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
                              "BatchWriteItem", "TransactGetItems", "TransactWriteItems"})
@@ -228,6 +365,9 @@ def base64_text(value):
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+RESULT_ENCODER = json.JSONEncoder(default=base64_text)  # json.dumps(..., default=base64_text) made one encoder a call
 
 
 @lru_cache(maxsize=256)
@@ -323,6 +463,10 @@ def compiled_map(shape, parser, compiled):
     return parse_map
 
 
+parsed_url = lru_cache(maxsize=256)(urlparse)  # a request's URL, parsed once per URL (urlparse answers a tuple)
+partition_of = lru_cache(maxsize=256)(get_partition)  # the partition of a region, as moto names it
+
+
 @lru_cache(maxsize=1)
 def http_date_of(second):
     """The HTTP date of one second since the epoch (a response's Date changes once a second)."""
@@ -372,18 +516,22 @@ class FastDynamoHandler(DynamoHandler):
     def set_up(self, url, headers, body, operation, request=None):
         """The state moto's setup_class gives a handler, for a JSON request naming its operation."""
         self.is_werkzeug_request = False
-        self.parsed_url = urlparse(url)
+        self.parsed_url = parsed_url(url)
         self.uri, self.path, self.raw_path, self.method = url, self.parsed_url.path, self.parsed_url.path, "POST"
         self.headers = headers
         self.raw_body, self.body = body, body.decode("utf-8")
         self.querystring = self.data = OrderedDict()
         self.uri_match = {}
         self.region, self.access_key, self.current_account = request_identity(url, headers)
-        self.partition = get_partition(self.region)
+        self.partition = partition_of(self.region)
         self.response_headers = {"server": "amazon.com", "date": http_date_of(int(time.time()))}
         parse = compiled_parser(operation, headers.get("Content-Type")) if request is not None else None
         self.params = parse(request) if parse else request_parser(operation, headers.get("Content-Type")).parse(
             {"method": "POST", "values": {}, "headers": headers, "body": body, "url_path": self.path, "url_params": {}})
+
+    def update_item(self):
+        """UpdateItem, each of moto's steps done once (updates.py)."""
+        return updates.update_item(self)
 
     @staticmethod
     def _enrich_response(headers, body):
@@ -401,6 +549,6 @@ class FastDynamoHandler(DynamoHandler):
             members = answered_members(operation, setting(self.body, "ReturnConsumedCapacity"),
                                        setting(self.body, "ReturnItemCollectionMetrics"))
             result = fidelity.corrected(operation, self.body, result)
-            body = json.dumps({key: value for key, value in result.items() if key in members}, default=base64_text)
+            body = RESULT_ENCODER.encode({key: value for key, value in result.items() if key in members})
             return 200, {**JSON_HEADERS, **self.response_headers}, body
         return super().serialized(action_result)

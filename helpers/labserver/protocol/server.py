@@ -7,12 +7,13 @@ protocol (targets DynamoDBStreams_20120810.*) and GET, POST and DELETE on /lab/k
 creating it again would leave the same table (helpers/labserver/model/fresh.py). Header names are looked up
 case-insensitively, as HTTP defines them, whatever case a client sends.
 """
+import email.utils
 import json
 import os
 import threading
 import time
 import zlib
-from functools import partial
+from functools import lru_cache, partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -465,13 +466,19 @@ class Handler(BaseHTTPRequestHandler):
     def write(self, status, headers, payload):
         """Send one complete response, in one write: as send_response and send_header would, Server and Date first."""
         lines = [f"{self.protocol_version} {status} {self.responses.get(status, ('',))[0]}",
-                 f"Server: {self.version_string()}", f"Date: {self.date_time_string()}",
+                 f"Server: {self.version_string()}", f"Date: {date_text(int(time.time()))}",
                  *(f"{name}: {value}" for name, value in headers.items() if name.lower() not in HEADERS_WRITTEN_HERE),
                  f"Content-Length: {len(payload)}"]
         self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
 
     def log_message(self, format, *args):
         """Stay quiet: a request log would flood notebook cells."""
+
+
+@lru_cache(maxsize=1)
+def date_text(second):
+    """A response's Date, as BaseHTTPRequestHandler.date_time_string writes it, made once a second."""
+    return email.utils.formatdate(second, usegmt=True)
 
 
 class LabHTTPServer(ThreadingHTTPServer):
