@@ -265,13 +265,12 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
 
 
 def one_client_words(orders, name):
-    """What the behaviours explored for one client are (one client's requests have one order): 'places a crash or a
-    lost response can fall in the consumer's requests', or what else tells them apart."""
+    """What the behaviours explored for one client are (one client's requests have one order, so not orders): 'places
+    a crash or a lost response can fall in the consumer's requests', or what else tells them apart."""
     varies = what_varies(orders)
     if varies.startswith("where ") and ", and " not in varies:
         return f"places {varies.removeprefix('where ').removesuffix(' falls')} can fall in {name}'s requests"
-    return (f"behaviours explored for {name} (one client's requests reach DynamoDB in one order"
-            + (f"; these differ in {varies})" if varies else ")"))
+    return f"behaviours explored for {name}" + (f", which differ in {varies}" if varies else "")
 
 
 def what_varies(orders):

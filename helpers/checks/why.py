@@ -27,15 +27,16 @@ REFUSAL_ANSWERS = {
 }
 
 
-def why(order, writer="client", setup="the item as the setup left it", meanings=None):
+def why(order, writer="client", setup="the item as the setup left it", meanings=None, first=None):
     """' Why: ...' for a failing order (a row of an exploration's frame), from its steps, replies, results and history,
     or '' when they show nothing to tell. `writer` names what a client is to the learner ("invocation" for a stream
     consumer); `setup` says what the items held before the race; `meanings` {error code: what it means here} adds to
-    what an error DynamoDB answered means (REFUSAL_ANSWERS)."""
+    what an error DynamoDB answered means (REFUSAL_ANSWERS); first(order) -> words or '', a checker's own reading of
+    what happened (a stream consumer's batch given up), is told before all the rest."""
     steps = list(zip(order["steps"], order["requests"], order["answers"], order["replies"]))
     meanings = {**REFUSAL_ANSWERS, **(meanings or {})}
     results = order["results"]
-    for found in (died(steps, writer), resent(steps), raised(steps, results, meanings), hidden(steps, results, meanings),
+    for found in (first(order) if first else "", died(steps, writer), resent(steps), raised(steps, results, meanings), hidden(steps, results, meanings),
                   anomaly(order), regions(order), unrefused(steps, order), refused_first(steps, setup),
                   conflict_answered(steps, results)):
         if found:
@@ -57,12 +58,13 @@ def died(steps, writer):
         client, operation = who(label)
         again = [later for later in steps[place + 1:] if later[1] == request and who(later[0])[0] == client]
         dead = f"the {writer} died" if writer != "client" else f"{client} died"
+        sent = "the mapping handed its batch over again, and" if writer == "invocation" else "sent again,"
         if again and again[0][2] == "OK":
-            return (f"{dead} right after its {operation}, which stayed applied; sent again, the same {operation} was "
+            return (f"{dead} right after its {operation}, which stayed applied; {sent} the same {operation} was "
                     f"applied a second time. {TOGETHER_FIX}")
         if again:
-            return (f"{dead} right after its {operation}, which stayed applied; sent again, it was refused "
-                    f"({again[0][2]}), and what was meant to follow it was never done. {TOGETHER_FIX}")
+            return (f"{dead} right after its {operation}, which stayed applied; {sent} the same {operation} was "
+                    f"refused ({again[0][2]}), and what was meant to follow it was never done. {TOGETHER_FIX}")
         return (f"{dead} right after its {operation}, which stayed applied, and before its next request, which never "
                 f"happened. {TOGETHER_FIX}")
     return ""
@@ -150,11 +152,16 @@ def unrefused(steps, order):
 
 
 def refused_first(steps, setup):
-    """A conditional write refused before any other client had written anything: its condition refuses the start."""
+    """A conditional write refused before any other client had written anything: refused by the setup's item, or by
+    the client's own earlier write of another request."""
     wrote = set()
     for label, summary, answer, _ in steps:
         client, operation = who(label)
         if answer in ("ConditionalCheckFailedException", "TransactionCanceledException") and not wrote - {client}:
+            if client in wrote:
+                return (f"{client}'s {summary} was refused by {client}'s own earlier write of another request: its "
+                        "condition takes two different requests for one. Key it by what no two requests share (a "
+                        "stream record's eventID, a request id)")
             return (f"{client}'s {summary} was refused before any other client had written anything: its condition "
                     f"is false for {setup}. Make the condition test what must be true for the write to go ahead")
         if answer == "OK" and operation not in READS:
