@@ -1,10 +1,11 @@
 """A failing order's Why, told from what happened in it: the one way every checker tells an order.
 
 First the faults the explorer made (a client that died between two requests, a response lost and the request sent
-again), then the anomaly the order's history shows (helpers.anomalies: its minimal cycle walked in the clients' words,
-and the change that breaks it), then what the steps show without a cycle: writes of one item decided in two Regions,
-a write that no condition could refuse, a refusal before anyone else wrote, a transaction conflict answered as a
-refusal, an error that came out of a client.
+again), then an error DynamoDB answered that came out of a call or was answered as a refusal, then the anomaly the
+order's history shows (helpers.anomalies: its minimal cycle walked in the clients' words, and the change that breaks
+it), then what the steps show without a cycle: writes of one item decided in two Regions, a write that no condition
+could refuse, a refusal taken for success, a refusal before anyone else wrote, a transaction conflict answered as a
+refusal. Each says what broke, at which request, and the change that prevents it.
 """
 from botocore.exceptions import ClientError
 
@@ -18,8 +19,8 @@ RESEND_FIX = ("A write must refuse its own repeat: a condition on something uniq
 TOGETHER_FIX = ("Writes that belong together must be one request: one TransactWriteItems, or one item, or each "
                 "effect refused once it is done (a condition on the record's id), so that a second delivery finishes "
                 "what the first began")
-CONDITION_FIX = ("Put the check in the write's ConditionExpression (attribute_not_exists(holder), or version = :read) "
-                 "and answer from its refusal")
+CONDITION_FIX = ("Put the check in the write's ConditionExpression (attribute_not_exists on what must be absent, or "
+                 "version = :read) and answer from its refusal")
 REFUSAL_ANSWERS = {
     "ConditionalCheckFailedException": "the refusal of its own condition: catch that code and answer it",
     "TransactionCanceledException": "a cancelled transaction: answer a failed condition, retry a conflict",
@@ -37,7 +38,8 @@ def why(order, writer="client", setup="the item as the setup left it", meanings=
     meanings = {**REFUSAL_ANSWERS, **(meanings or {})}
     results = order["results"]
     for found in (first(order) if first else "", died(steps, writer), resent(steps), raised(steps, results, meanings), hidden(steps, results, meanings),
-                  anomaly(order), regions(order), unrefused(steps, order), refused_first(steps, setup),
+                  anomaly(order), regions(order), went_on(steps, order), unrefused(steps, order),
+                  refused_first(steps, setup),
                   conflict_answered(steps, results)):
         if found:
             return f". Why: {found}"
@@ -148,6 +150,27 @@ def unrefused(steps, order):
                   if read else "")
         return (f"{client}'s {request} wrote {item} after {first[0]}'s {first[1]} had, and nothing refused it: it had "
                 f"no ConditionExpression{chooses}{returned}{before}. {CONDITION_FIX}")
+    return ""
+
+
+def went_on(steps, order):
+    """A write refused by another client's earlier write, after which its client wrote the item anyway: the refusal
+    taken for its own success."""
+    written = writes_by_item(order)
+    for place, (label, summary, answer, _) in enumerate(steps):
+        client, operation = who(label)
+        if answer != "ConditionalCheckFailedException" or operation in READS:
+            continue
+        later = [step for step in steps[place + 1:] if who(step[0])[0] == client and step[2] == "OK"]
+        for other, request, key in written:
+            item, named = item_words(key, most=None).partition(" in ")[0], item_words(key).partition(" in ")[0]
+            if other != client and item in summary and any(item in step[1] for step in later):
+                went = next(who(step[0])[1] for step in later if item in step[1])
+                item = named
+                return (f"{client}'s {operation} was refused by {other}'s {request}, which had written {item} first, "
+                        f"yet {client} went on as if it had succeeded, and its {went} wrote {item}: the refusal was "
+                        "taken for its own. Answer a refusal as one, unless the item it met "
+                        "(ReturnValuesOnConditionCheckFailure=ALL_OLD) carries a mark made for this attempt alone")
     return ""
 
 

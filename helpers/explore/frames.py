@@ -159,13 +159,18 @@ def as_read(value, key, parts):
     return f"as {writer[1]}'s {writer[0]} wrote it" if writer else f"at version {value}"
 
 
-def item_words(name):
-    """An item as a learner names it: "SEAT#12A" for "{PK: 'SEAT#12A'}", with its table or Region if the name has
-    them ("SEAT#12A in eu-west-1")."""
+def item_words(name, most=32):
+    """An item as a learner names it: "SEAT#12A" for "{PK: 'SEAT#12A'}", with its Region if the name has one
+    ("SEAT#12A in eu-west-1"); a key value longer than `most` cut to its end."""
     key, _, rest = name.partition("}")
-    values = [part.split(": ", 1)[-1].strip("'") for part in key.strip("{").split(", ")]
+    values = [shortened(part.split(": ", 1)[-1].strip("'"), most) for part in key.strip("{").split(", ")]
     region = rest[rest.find("(") + 1:-1] if rest.endswith(")") else ""
     return "/".join(values) + (f" in {region}" if region else "")
+
+
+def shortened(value, most):
+    """A key's value as words can carry it: a long one (an idempotency key's hash) cut to its end, "…d126cf9d1f"."""
+    return value if most is None or len(value) <= most else "…" + value[-12:]
 
 
 def cycle_fix(steps, regions):
