@@ -26,6 +26,13 @@ REFUSAL_ANSWERS = {
     "TransactionCanceledException": "a cancelled transaction: answer a failed condition, retry a conflict",
     "TransactionConflictException": "another transaction held the item: retry it",
 }
+CONFLICT = ("a TransactionConflict means another transaction was using the item at that moment, not that a condition "
+            "failed: retry a conflict; report only a failed condition")
+STALE_FIX = ("A default GetItem, Query or Scan is eventually consistent: decide on ConsistentRead=True, or better, put "
+             "the check in the write's ConditionExpression")
+INDEX_FIX = ("A read of a global secondary index is always eventually consistent (it refuses ConsistentRead=True): "
+             "confirm what it lists with a strongly consistent read of the table, or decide with a condition on an "
+             "item keyed by the value")
 
 
 def why(order, writer="client", setup="the item as the setup left it", meanings=None, first=None):
@@ -39,8 +46,7 @@ def why(order, writer="client", setup="the item as the setup left it", meanings=
     results = order["results"]
     for found in (first(order) if first else "", died(steps, writer), resent(steps), raised(steps, results, meanings), hidden(steps, results, meanings),
                   anomaly(order), regions(order), went_on(steps, order), unrefused(steps, order),
-                  refused_first(steps, setup),
-                  conflict_answered(steps, results)):
+                  refused_first(steps, setup), conflict_answered(steps, results), stale(steps)):
         if found:
             return f". Why: {found}"
     return ""
@@ -197,9 +203,8 @@ def conflict_answered(steps, results):
     for label, _, _, reply in steps:
         client, operation = who(label)
         if "TransactionConflict" in (reply or "") and not isinstance(results.get(client), BaseException):
-            return (f"{client}'s {operation} was cancelled by a TransactionConflict (another transaction was using the "
-                    f"item at that moment), and {client}'s call answered it as a failed condition: retry a conflict; "
-                    "report only a failed condition")
+            return (f"{client}'s {operation} was cancelled by a TransactionConflict, and {client}'s call answered it "
+                    f"as a failed condition: {CONFLICT}")
     return ""
 
 
@@ -209,10 +214,11 @@ def raised(steps, results, meanings):
         if not isinstance(result, ClientError):
             continue
         code = result.response["Error"]["Code"]
-        operation = next((who(label)[1] for label, _, answer, _ in steps
-                          if who(label)[0] == client and code in (answer or "")), "request")
-        meaning = meanings.get(code, "DynamoDB refused the request itself")
-        return f"{client}'s {operation} was answered {code}, and it came out of {client}'s call: {meaning}"
+        operation, reply = next(((who(label)[1], reply) for label, _, answer, reply in steps
+                                 if who(label)[0] == client and code in (answer or "")), ("request", ""))
+        meaning = CONFLICT if "TransactionConflict" in (reply or "") else meanings.get(
+            code, "DynamoDB refused the request itself")
+        return f"{client}'s {operation} was answered {reply or code}, and it came out of {client}'s call: {meaning}"
     return ""
 
 
@@ -224,6 +230,17 @@ def hidden(steps, results, meanings):
             continue
         meaning = meanings.get(answer.split(" ")[0], "DynamoDB refused the request itself")
         return (f"{client}'s {operation} was answered {answer} ({meaning}), and {client}'s call returned "
-                f"{results.get(client)!r} as if it were a refusal: catch only ConditionalCheckFailedException, and "
+                f"{results.get(client)!r} as if it were a refusal. Catch only ConditionalCheckFailedException, and "
                 "let every other error raise")
+    return ""
+
+
+def stale(steps):
+    """A read answered without a write DynamoDB had already acknowledged (an eventually consistent read)."""
+    for label, summary, _, _ in steps:
+        if "(stale: " in label:
+            client, operation = who(label)
+            missed = label.split("(stale: ", 1)[1].rstrip(")")
+            index = " on " in summary and operation in ("Query", "Scan")
+            return f"{client}'s {operation} was answered {missed}. {INDEX_FIX if index else STALE_FIX}"
     return ""
