@@ -239,10 +239,10 @@ def test_book_seat_conditioned_on_the_key_at_home_is_told_its_condition_refuses_
     assert not report.passed
     assert report.message.startswith("alice: PutItem -> bob: PutItem: neither alice nor bob was told")
     assert report.message.endswith(
-        "Why: alice's PutItem {PK: 'SEAT#12A', holder: 'alice'} if attribute_not_exists(PK) was refused before any "
-        "other client had written anything: its condition is false for SEAT#12A as the checker made it before the "
-        "race: {PK: 'SEAT#12A', version: 1}, with no holder. Make the condition test what must be true for the write "
-        "to go ahead")
+        "Why: alice's PutItem {PK: 'SEAT#12A', holder: 'alice'} if attribute_not_exists(PK) was refused before anyone "
+        "had written anything: its condition is false for SEAT#12A as the checker made it before the race: "
+        "{PK: 'SEAT#12A', version: 1}, with no holder. Make the condition test what must be true for the write to go "
+        "ahead")
     assert "a read" not in report.message
 
 

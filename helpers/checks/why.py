@@ -72,7 +72,9 @@ def died(steps, writer):
                     f"applied a second time. {TOGETHER_FIX}")
         if again:
             return (f"{dead} right after its {operation}, which stayed applied; {sent} the same {operation} was "
-                    f"refused ({again[0][2]}), and what was meant to follow it was never done. {TOGETHER_FIX}")
+                    f"refused ({again[0][2]}): what the second try did next was decided by that refusal, not by what "
+                    "the first had done. Decide what follows from what is stored, whoever stored it, and key every "
+                    "later write so that a second try's copy is refused; or make the writes one request")
         return (f"{dead} right after its {operation}, which stayed applied, and before its next request, which never "
                 f"happened. {TOGETHER_FIX}")
     return ""
@@ -181,17 +183,12 @@ def went_on(steps, order):
 
 
 def refused_first(steps, setup):
-    """A conditional write refused before any other client had written anything: refused by the setup's item, or by
-    the client's own earlier write of another request."""
+    """A conditional write refused before anyone had written anything: its condition refuses the setup's item."""
     wrote = set()
     for label, summary, answer, _ in steps:
         client, operation = who(label)
-        if answer in ("ConditionalCheckFailedException", "TransactionCanceledException") and not wrote - {client}:
-            if client in wrote:
-                return (f"{client}'s {summary} was refused by {client}'s own earlier write of another request: its "
-                        "condition takes two different requests for one. Key it by what no two requests share (a "
-                        "stream record's eventID, a request id)")
-            return (f"{client}'s {summary} was refused before any other client had written anything: its condition "
+        if answer in ("ConditionalCheckFailedException", "TransactionCanceledException") and not wrote:
+            return (f"{client}'s {summary} was refused before anyone had written anything: its condition "
                     f"is false for {setup}. Make the condition test what must be true for the write to go ahead")
         if answer == "OK" and operation not in READS:
             wrote.add(client)

@@ -133,8 +133,9 @@ def told_step(step, parts, labels, requests):
         return (f"{a}'s {read} read {item} {as_read(step.value, step.key, parts)}; {b}'s {wrote} {when}",
                 ("rw", read, summary(requests, at), wrote, summary(requests, then), "(stale:" in summary(labels, at)))
     if step.type == "ww":
-        wrote = parts.get((b, step.key, "w", step.value_), ("request",))[0]
-        return f"{b}'s {wrote} wrote {item} over {a}'s", ("ww",)
+        wrote, at = parts.get((b, step.key, "w", step.value_), ("request", 0))[:2]
+        over = parts.get((a, step.key, "w", step.value), ("request",))[0]
+        return f"{b}'s {wrote} wrote {item} over {a}'s", ("ww", wrote, summary(requests, at), over, b, a)
     if step.type == "wr":
         read = parts.get((b, step.key, "r", step.value), ("request",))[0]
         return f"{b}'s {read} read {item} as {a} wrote it", ("wr", read)
@@ -180,6 +181,13 @@ def cycle_fix(steps, regions):
         return ("Each Region decided on its own replica: send every write of an item to one Region, its home, and "
                 "decide there with the write's ConditionExpression")
     anti = [edge for _, edge in steps if edge[0] == "rw"]
+    checked = [edge for _, edge in steps if edge[0] == "ww" and " if " in edge[2]]
+    if checked:
+        _, wrote, request, over, writer, other = checked[0]
+        condition = request.split(" if ", 1)[1]
+        return (f"{writer}'s {wrote} was checked ({condition}), and the check held though {other}'s {over} had "
+                f"written the item: {other}'s write did not change what the condition tests. Make every write of the "
+                "item change it (raise the version: SET version = version + :one), or test what the writes change")
     if any("realtime" == edge[0] for _, edge in steps) or any(edge[5] for edge in anti):
         return ("A default read is eventually consistent: read with ConsistentRead=True (an index cannot: confirm on "
                 "the table), or better, decide in the write's ConditionExpression")
