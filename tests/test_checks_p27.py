@@ -6,7 +6,7 @@ import uuid
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks import STALE_READ
+from helpers.explore.frames import STALE_FIX
 from helpers.checks.p27 import check_handle, check_on_order_paid, check_transfer
 from helpers.knobs import get_knobs
 from support import notebook_functions, refused, swallowing, hidden_missing_table

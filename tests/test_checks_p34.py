@@ -258,7 +258,7 @@ def read_home_then_write_home(clients, here, seat, holder):
 def test_book_seat_reading_and_writing_at_home_is_told_its_lost_update_not_to_write_at_home():
     report = check_book_seat(read_home_then_write_home)
     assert not report.passed and "a booking was lost" in report.message
-    assert ("Why: bob's GetItem read SEAT#12A as the setup left it; alice's PutItem then wrote a newer version; bob's "
+    assert ("Why: bob's GetItem read SEAT#12A as the setup left it; alice's PutItem wrote a newer version; bob's "
             "PutItem wrote SEAT#12A over alice's: a lost update (Elle: lost-update, a G-single-item cycle). A read and "
             "then a write are two requests: put the check in the write itself, a ConditionExpression") in report.message
     assert "home_region" not in report.message

@@ -9,7 +9,7 @@ refusal. Each says what broke, at which request, and the change that prevents it
 """
 from botocore.exceptions import ClientError
 
-from ..explore.frames import READS, diagnosis, item_words
+from ..explore.frames import INDEX_FIX, READS, STALE_FIX, diagnosis, item_words
 from ..explore.histories import RESET
 from ..explore.moves import FAULT_WORDS
 
@@ -28,11 +28,6 @@ REFUSAL_ANSWERS = {
 }
 CONFLICT = ("a TransactionConflict means another transaction was using the item at that moment, not that a condition "
             "failed: retry a conflict; report only a failed condition")
-STALE_FIX = ("A default GetItem, Query or Scan is eventually consistent: decide on ConsistentRead=True, or better, put "
-             "the check in the write's ConditionExpression")
-INDEX_FIX = ("A read of a global secondary index is always eventually consistent (it refuses ConsistentRead=True): "
-             "confirm what it lists with a strongly consistent read of the table, or decide with a condition on an "
-             "item keyed by the value")
 
 
 def why(order, writer="client", setup="the item as the setup left it", meanings=None, first=None):
@@ -208,6 +203,8 @@ def conflict_answered(steps, results):
 def raised(steps, results, meanings):
     """A client whose call raised the error DynamoDB answered one of its requests with."""
     for client, result in results.items():
+        while isinstance(result, BaseException) and not isinstance(result, ClientError):
+            result = result.__cause__ or result.__context__  # a library's error raised from DynamoDB's (PynamoDB's)
         if not isinstance(result, ClientError):
             continue
         code = result.response["Error"]["Code"]

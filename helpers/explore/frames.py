@@ -77,6 +77,11 @@ def learner_name(op):
 
 
 READS = ("GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems")  # requests that read and never write
+STALE_FIX = ("A default GetItem, Query or Scan is eventually consistent: decide on ConsistentRead=True, or better, put "
+             "the check in the write's ConditionExpression")
+INDEX_FIX = ("A read of a global secondary index is always eventually consistent (it refuses ConsistentRead=True): "
+             "confirm what it lists with a strongly consistent read of the table, or decide with a condition on an "
+             "item keyed by the value")
 
 
 def diagnosis(recorded, steps=(), requests=()):
@@ -129,16 +134,17 @@ def told_step(step, parts, labels, requests):
     if step.type == "rw":
         read, at = parts.get((a, step.key, "r", step.value), ("request", 0, a))[:2]
         wrote, then = parts.get((b, step.key, "w", step.value_), ("request", 0, b))[:2]
-        when = "then wrote a newer version" if then > at else "had already written a newer one, which that read missed"
+        stale = "(stale:" in summary(labels, at)
+        when = "had already written a newer one, which that read missed" if stale else "wrote a newer version"
         return (f"{a}'s {read} read {item} {as_read(step.value, step.key, parts)}; {b}'s {wrote} {when}",
-                ("rw", read, summary(requests, at), wrote, summary(requests, then), "(stale:" in summary(labels, at)))
+                ("rw", read, summary(requests, at), wrote, summary(requests, then), stale))
     if step.type == "ww":
         wrote, at = parts.get((b, step.key, "w", step.value_), ("request", 0))[:2]
         over = parts.get((a, step.key, "w", step.value), ("request",))[0]
         return f"{b}'s {wrote} wrote {item} over {a}'s", ("ww", wrote, summary(requests, at), over, b, a)
     if step.type == "wr":
         read = parts.get((b, step.key, "r", step.value), ("request",))[0]
-        return f"{b}'s {read} read {item} as {a} wrote it", ("wr", read)
+        return f"{b}'s {read} read {item} {as_read(step.value, step.key, parts)}", ("wr", read)
     if step.type == "process":
         return f"{a} went on after its own earlier request", ("process",)
     return f"{a} had finished before {b} began", ("realtime",)
@@ -189,14 +195,15 @@ def cycle_fix(steps, regions):
                 f"written the item: {other}'s write did not change what the condition tests. Make every write of the "
                 "item change it (raise the version: SET version = version + :one), or test what the writes change")
     if any("realtime" == edge[0] for _, edge in steps) or any(edge[5] for edge in anti):
-        return ("A default read is eventually consistent: read with ConsistentRead=True (an index cannot: confirm on "
-                "the table), or better, decide in the write's ConditionExpression")
+        on_index = any(edge[2].startswith(("Query on ", "Scan on ")) for edge in anti)
+        return INDEX_FIX if on_index else STALE_FIX
     if len(anti) >= 2:
         return ("Each write checked only its own item: put a condition on every item the decision read, in one "
                 "TransactWriteItems (a ConditionCheck for each item not written)")
-    if any(edge[1] == "BatchGetItem" or edge[2].startswith(("Query", "Scan", "BatchGetItem")) for edge in anti) and \
-            any(edge[0] == "wr" for _, edge in steps):
-        return "A BatchGetItem, Query or Scan can read part of a transaction: read the items with TransactGetItems"
+    kinds = {edge[0] for _, edge in steps}
+    if "wr" in kinds and "ww" not in kinds:
+        return ("A BatchGetItem, Query or Scan reads its items one at a time, and separate reads each at their own "
+                "moment, so they can read around a transaction: read the items together with TransactGetItems")
     if any(" if " in edge[4] for edge in anti) and not any(edge[1] in READS for edge in anti):
         return "Make the condition test what the decision needs, so that the later write is refused"
     return ("A read and then a write are two requests: put the check in the write itself, a ConditionExpression "
