@@ -22,7 +22,8 @@ TOGETHER_FIX = ("Writes that belong together must be one request: one TransactWr
 CONDITION_FIX = ("Put the check in the write's ConditionExpression (attribute_not_exists on what must be absent, or "
                  "version = :read) and answer from its refusal")
 REFUSAL_ANSWERS = {
-    "ConditionalCheckFailedException": "the refusal of its own condition: catch that code and answer it",
+    "ConditionalCheckFailedException": ("the refusal of its own condition (another write came first): catch that "
+                                        "code, then answer the refusal, or read again and retry"),
     "TransactionCanceledException": "a cancelled transaction: answer a failed condition, retry a conflict",
     "TransactionConflictException": "another transaction held the item: retry it",
 }
