@@ -258,9 +258,8 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
     broken = int((~orders["ok"]).sum())
     among = (one_client_words(orders, names) if len(scenario.clients) == 1
              else f"distinct orders in which {names}'s requests can reach DynamoDB")
-    told_why = "" if ". Why: " in problem else why(first, **(telling or {}))  # the invariant's own words told it
     message = (f"{' -> '.join(told(first)) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
-               f"{among}{strong_words(consistency)}{bound_words(orders)}){told_why}")
+               f"{among}{strong_words(consistency)}{bound_words(orders)}){why(first, **(telling or {}))}")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders,
                   consistency, faults), orders
 

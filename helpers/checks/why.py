@@ -145,7 +145,7 @@ def unrefused(steps, order):
         mine = [(label, summary, reply) for label, summary, _, reply in steps if who(label)[0] == client]
         summary, reply = next(((summary, reply) for label, summary, reply in mine
                                if who(label)[1] == request and item in summary), ("", "OK"))
-        if " if " in f" {summary} ":
+        if " if " in f" {summary} " or request.startswith("Transact"):  # a transaction's conditions are its items'
             continue
         chooses = " (if_not_exists chooses what to write, never whether to write)" if "if_not_exists" in summary else ""
         returned = f" (the old item it returned, {reply}, came after it was replaced)" if reply != "OK" else ""

@@ -95,13 +95,14 @@ def diagnosis(recorded, steps=(), requests=()):
     name, case = cycles[0]
     parts = request_parts(recorded)
     told = [told_step(step, parts, steps, requests) for step in case.cycle.steps]
-    everyday = everyday_name(case.cycle, set(report.anomalies))
-    elle = "lost-update, a G-single-item cycle" if everyday == "a lost update" else f"a {name} cycle"
+    everyday = everyday_name(case.cycle)
+    elle = ("lost-update, a G-single-item cycle" if everyday == "a lost update" and "lost-update" in report.anomalies
+            else f"a {name} cycle")
     regions = {item_words(step.key).partition(" in ")[2] for step in case.cycle.steps if step.key is not None}
     return f"{everyday} (Elle: {elle})", "; ".join(words for words, _ in told), cycle_fix(told, len(regions) > 1)
 
 
-def everyday_name(cycle, names):
+def everyday_name(cycle):
     """What a learner calls a cycle: a lost update, a stale read, a write skew..."""
     kinds = cycle.kinds
     if "realtime" in kinds:
@@ -110,7 +111,7 @@ def everyday_name(cycle, names):
         return "a read that missed its own client's earlier write"
     if kinds.count("rw") >= 2:
         return "a write skew"
-    if "lost-update" in names or (kinds.count("rw") == 1 and "ww" in kinds and len({s.key for s in cycle.steps}) == 1):
+    if kinds.count("rw") == 1 and "ww" in kinds and len({step.key for step in cycle.steps}) == 1:
         return "a lost update"
     if "rw" in kinds:
         return "a read skew"
@@ -136,8 +137,9 @@ def told_step(step, parts, labels, requests):
         wrote, then = parts.get((b, step.key, "w", step.value_), ("request", 0, b))[:2]
         stale = "(stale:" in summary(labels, at)
         when = "had already written a newer one, which that read missed" if stale else "wrote a newer version"
+        writes = any(client == a and f == "w" for client, _, f, _ in parts)
         return (f"{a}'s {read} read {item} {as_read(step.value, step.key, parts)}; {b}'s {wrote} {when}",
-                ("rw", read, summary(requests, at), wrote, summary(requests, then), stale))
+                ("rw", read, summary(requests, at), wrote, summary(requests, then), stale, writes))
     if step.type == "ww":
         wrote, at = parts.get((b, step.key, "w", step.value_), ("request", 0))[:2]
         over = parts.get((a, step.key, "w", step.value), ("request",))[0]
@@ -201,7 +203,7 @@ def cycle_fix(steps, regions):
         return ("Each write checked only its own item: put a condition on every item the decision read, in one "
                 "TransactWriteItems (a ConditionCheck for each item not written)")
     kinds = {edge[0] for _, edge in steps}
-    if "wr" in kinds and "ww" not in kinds:
+    if "wr" in kinds and "ww" not in kinds and not any(edge[6] for edge in anti):  # a read-only client read around
         return ("A BatchGetItem, Query or Scan reads its items one at a time, and separate reads each at their own "
                 "moment, so they can read around a transaction: read the items together with TransactGetItems")
     if any(" if " in edge[4] for edge in anti) and not any(edge[1] in READS for edge in anti):
