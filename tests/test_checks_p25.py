@@ -214,7 +214,10 @@ def test_a_transfer_in_two_writes_is_caught_by_a_resent_credit(lab):
     assert report.message == (
         "alice: UpdateItem -> alice: UpdateItem (response lost, the SDK retries) -> alice: UpdateItem -> bob: "
         "UpdateItem: the accounts hold 260 in all, not 200: money was lost or created (in 22 of the 34 distinct orders "
-        "in which alice and bob's requests can reach DynamoDB)")
+        "in which alice and bob's requests can reach DynamoDB). Why: "
+        "alice's UpdateItem was applied and its response lost; the SDK sent it again and it was applied "
+        "a second time. A write must refuse its own repeat: a condition on something unique to the "
+        "request (an id it writes), or TransactWriteItems with a ClientRequestToken")
     assert broken_by_a_crash_alone(report), "a crash between the debit and the credit breaks it too"
 
 
@@ -263,7 +266,12 @@ def test_the_notebooks_starting_transfer_is_caught_overdrawing_in_the_same_order
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: "
         "an account was overdrawn: {'A': -20, 'B': 220, 'C': 0} (in 8 of the 10 distinct orders in which alice and "
-        "bob's requests can reach DynamoDB)")
+        "bob's requests can reach DynamoDB). Why: "
+        "bob's GetItem read ACCOUNT#A/BALANCE as the setup left it; alice's UpdateItem wrote a newer "
+        "version; bob's UpdateItem read ACCOUNT#B/BALANCE as alice's UpdateItem wrote it: a read skew "
+        "(Elle: a G-single-item cycle). A read and then a write are two requests: put the check in the "
+        "write itself, a ConditionExpression (attribute_not_exists, or version = :read), so that it is "
+        "refused once another write came between")
 
 
 def test_the_notebooks_starting_place_order_once_is_caught_taking_stock_twice_every_run(lab, run):
@@ -390,7 +398,12 @@ def test_change_seat_checked_in_code_double_books_a_seat_naming_the_order(lab):
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> alice: UpdateItem -> "
         "bob: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: booking b1 says seat 7A, but seat 7A is held by b2, "
         "after the calls on it: b1 1A->7A answered True; b2 2A->7A answered True (in 4 of the 6 distinct orders in "
-        "which alice and bob's requests can reach DynamoDB)")
+        "which alice and bob's requests can reach DynamoDB). Why: "
+        "bob's GetItem read SEAT#7A/SEAT as the setup left it; alice's UpdateItem wrote a newer version; "
+        "bob's UpdateItem wrote SEAT#7A/SEAT over alice's: a lost update (Elle: lost-update, a "
+        "G-single-item cycle). A read and then a write are two requests: put the check in the write "
+        "itself, a ConditionExpression (attribute_not_exists, or version = :read), so that it is refused "
+        "once another write came between")
 
 
 def test_a_transactional_seat_change_passes(lab):
