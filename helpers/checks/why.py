@@ -205,7 +205,7 @@ def raised(steps, results, meanings):
     """A client whose call raised the error DynamoDB answered one of its requests with."""
     for client, result in results.items():
         while isinstance(result, BaseException) and not isinstance(result, ClientError):
-            result = result.__cause__ or result.__context__  # a library's error raised from DynamoDB's (PynamoDB's)
+            result = result.__cause__ or getattr(result, "cause", None)  # raised from DynamoDB's (PynamoDB: .cause)
         if not isinstance(result, ClientError):
             continue
         code = result.response["Error"]["Code"]
