@@ -144,7 +144,7 @@ def unrefused(steps, order):
             continue
         mine = [(label, summary, reply) for label, summary, _, reply in steps if who(label)[0] == client]
         summary, reply = next(((summary, reply) for label, summary, reply in mine
-                               if who(label)[1] == request and item in summary), ("", "OK"))
+                               if who(label)[1] == request and names(summary, key)), ("", "OK"))
         if " if " in f" {summary} " or request.startswith("Transact"):  # a transaction's conditions are its items'
             continue
         chooses = " (if_not_exists chooses what to write, never whether to write)" if "if_not_exists" in summary else ""
@@ -167,15 +167,19 @@ def went_on(steps, order):
             continue
         later = [step for step in steps[place + 1:] if who(step[0])[0] == client and step[2] == "OK"]
         for other, request, key in written:
-            item, named = item_words(key, most=None).partition(" in ")[0], item_words(key).partition(" in ")[0]
-            if other != client and item in summary and any(item in step[1] for step in later):
-                went = next(who(step[0])[1] for step in later if item in step[1])
-                item = named
+            item = item_words(key).partition(" in ")[0]
+            if other != client and names(summary, key) and any(names(step[1], key) for step in later):
+                went = next(who(step[0])[1] for step in later if names(step[1], key))
                 return (f"{client}'s {operation} was refused by {other}'s {request}, which had written {item} first, "
                         f"yet {client} went on as if it had succeeded, and its {went} wrote {item}: the refusal was "
                         "taken for its own. Answer a refusal as one, unless the item it met "
                         "(ReturnValuesOnConditionCheckFailure=ALL_OLD) carries a mark made for this attempt alone")
     return ""
+
+
+def names(summary, key):
+    """True when a request summary names the item `key` (every value of its key appears in it)."""
+    return all(value in summary for value in item_words(key, most=None).partition(" in ")[0].split("/"))
 
 
 def refused_first(steps, setup):
