@@ -263,8 +263,9 @@ def test_a_version_checked_write_that_is_not_retried_is_caught_raising_when_the_
         post_model, post_model.get(post_id, consistent_read=True), connection))
     assert report.message.startswith(f"alice: GetItem -> bob: GetItem -> bob: PutItem -> alice: {sent}: a call raised ")
     assert "on request (" not in report.message
-    assert report.message.endswith(f"add_view must count its view (read again when the version moved) (in 1 of the "
-                                   f"{of} distinct orders in which alice and bob's requests can reach DynamoDB)")
+    assert (f"add_view must count its view (read again when the version moved) (in 1 of the {of} distinct orders in "
+            f"which alice and bob's requests can reach DynamoDB). Why: alice's {sent} was answered ") in report.message
+    assert ", and it came out of alice's call: " in report.message
 
 
 def every_error_false(add_view):
