@@ -109,7 +109,7 @@ def test_an_eventually_consistent_read_back_is_caught_as_stale_as_the_index(lab,
     assert "the call made just after O-1 was shipped listed O-1 as open (the table says shipped)" in message, message
     assert "distinct orders in which alice and bob's requests can reach DynamoDB, each with at most 2 stale answers, " \
            "of more than 1,000 orders in all)" in message, message
-    assert ": a read skew (Elle: a G-single-item cycle). " in message, message
+    assert ": a circular information flow (Elle: a G1c cycle). " in message, message
     assert message.endswith("read the items together with TransactGetItems"), "a snapshot of the table's items"
 
 
