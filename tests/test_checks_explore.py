@@ -115,8 +115,9 @@ def test_a_function_that_never_retries_a_conflict_is_caught_in_the_exhaustive_st
     assert report.message.endswith(
         "a call raised TransactionCanceledException: Transaction cancelled, please refer cancellation reasons for "
         "specific reasons [TransactionConflict] (in 2 of the 4 distinct orders in which alice and bob's requests can reach "
-        "DynamoDB). Why: a TransactionConflict means another transaction was using the item at that moment, not that a "
-        "condition failed: retry a conflict; report only a failed condition")
+        "DynamoDB). Why: bob's TransactWriteItems was answered TransactionCanceledException [TransactionConflict], and "
+        "it came out of bob's call: a TransactionConflict means another transaction was using the item at that moment, "
+        "not that a condition failed: retry a conflict; report only a failed condition")
 
 
 def increment_that_swallows_every_error(table):
@@ -158,10 +159,10 @@ def test_a_decision_on_a_default_read_is_caught_with_its_stale_order_and_its_cau
     assert not report.passed
     assert report.message == (
         "alice: UpdateItem -> alice: GetItem (stale: {PK: 'POST#hello-world', SK: 'STATS'} without alice's "
-        "UpdateItem): the calls were told [0] (in 1 of the 2 distinct orders explored for alice: one client's "
-        "requests reach DynamoDB in one order, and these differ in which reads are answered stale). "
-        "Why: a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. Decide "
-        "on ConsistentRead=True, or better, put the check in the write's ConditionExpression")
+        "UpdateItem): the calls were told [0] (in 1 of the 2 behaviours explored for alice, which differ in which "
+        "reads are answered stale). Why: alice's GetItem was answered {PK: 'POST#hello-world', SK: 'STATS'} without "
+        "alice's UpdateItem. A default GetItem, Query or Scan is eventually consistent: decide on ConsistentRead=True, "
+        "or better, put the check in the write's ConditionExpression")
     assert report.schedule == ("alice", "alice~1")
 
 

@@ -105,7 +105,11 @@ def test_the_exhaustive_stage_catches_the_notebooks_starting_register_on_every_r
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 users were told they own 'neo' "
         "(alice, bob); the table says bob (in 4 of the 6 distinct orders in which alice and bob's requests can "
-        "reach DynamoDB)")
+        "reach DynamoDB). Why: "
+        "bob's GetItem read USERNAME#neo/USERNAME as absent; alice's PutItem wrote a newer version; bob's PutItem "
+        "wrote USERNAME#neo/USERNAME over alice's: a lost update (Elle: lost-update, a G-single-item cycle). A "
+        "read and then a write are two requests: put the check in the write itself, a ConditionExpression "
+        "(attribute_not_exists, or version = :read), so that it is refused once another write came between")
     assert report.schedule == ("alice", "bob", "alice", "bob")
     assert str(report).startswith("FAIL register: alice: GetItem -> ")
 
@@ -117,7 +121,11 @@ def test_the_exhaustive_stage_catches_the_notebooks_starting_gift_card_on_every_
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: card GC-1 holds -2 after 2 accepted "
         "payments (6, 6) from 10. Why: the balance was checked in code, not in the write's ConditionExpression "
-        "(balance >= :amount) (in 4 of the 6 distinct orders in which alice and bob's requests can reach DynamoDB)")
+        "(balance >= :amount) (in 4 of the 6 distinct orders in which alice and bob's requests can reach DynamoDB). Why: "
+        "bob's GetItem read CARD#GC-1/CARD as the setup left it; alice's UpdateItem wrote a newer version; bob's "
+        "UpdateItem wrote CARD#GC-1/CARD over alice's: a lost update (Elle: lost-update, a G-single-item cycle). "
+        "A read and then a write are two requests: put the check in the write itself, a ConditionExpression "
+        "(attribute_not_exists, or version = :read), so that it is refused once another write came between")
     assert report.schedule == ("alice", "bob", "alice", "bob")
 
 
@@ -186,7 +194,12 @@ def test_the_exhaustive_stage_catches_the_notebooks_starting_redeem_on_every_run
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: ana got the SAVE10 discount twice "
         "(order-1, order-2); the table records it for order-2 (in 4 of the 6 distinct orders in which alice and bob's "
-        "requests can reach DynamoDB)")
+        "requests can reach DynamoDB). Why: "
+        "bob's GetItem read COUPON#SAVE10/USER#ana as absent; alice's PutItem wrote a newer version; bob's "
+        "PutItem wrote COUPON#SAVE10/USER#ana over alice's: a lost update (Elle: lost-update, a G-single-item "
+        "cycle). A read and then a write are two requests: put the check in the write itself, a "
+        "ConditionExpression (attribute_not_exists, or version = :read), so that it is refused once another write "
+        "came between")
     assert report.schedule == ("alice", "bob", "alice", "bob")
 
 

@@ -163,7 +163,11 @@ def test_the_exhaustive_stage_catches_the_notebooks_starting_deposit_on_every_ru
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: the balance is 110, but 2 calls reported "
         "success and should have left 120 (in 4 of the 6 distinct orders in which alice and bob's requests can reach "
-        "DynamoDB)")
+        "DynamoDB). Why: "
+        "bob's GetItem read ACCOUNT#a1/META as the setup left it; alice's PutItem wrote a newer version; bob's "
+        "PutItem wrote ACCOUNT#a1/META over alice's: a lost update (Elle: lost-update, a G-single-item cycle). A "
+        "read and then a write are two requests: put the check in the write itself, a ConditionExpression "
+        "(attribute_not_exists, or version = :read), so that it is refused once another write came between")
     assert report.schedule == ("alice", "bob", "alice", "bob")
 
 
@@ -174,7 +178,12 @@ def test_the_exhaustive_stage_catches_the_notebooks_starting_withdraw_on_every_r
     assert report.message == (
         "alice: GetItem -> alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: GetItem -> bob: PutItem: "
         "2 withdrawals of 60 from 100 reported success (exactly 1 can); the balance is 40 (in 4 of the 6 distinct "
-        "orders in which alice and bob's requests can reach DynamoDB)")
+        "orders in which alice and bob's requests can reach DynamoDB). Why: "
+        "bob's GetItem read ACCOUNT#a1/META as the setup left it; alice's PutItem wrote a newer version; bob's "
+        "PutItem wrote ACCOUNT#a1/META over alice's: a lost update (Elle: lost-update, a G-single-item cycle). "
+        "bob's PutItem was checked (version = 2), and the check held though alice's PutItem had written the item: "
+        "alice's write did not change what the condition tests. Make every write of the item change it (raise the "
+        "version: SET version = version + :one), or test what the writes change")
     assert report.schedule == ("alice", "alice", "bob", "alice", "bob", "bob")
 
 
@@ -258,7 +267,11 @@ def test_the_exhaustive_stage_catches_the_notebooks_starting_rename_on_every_run
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> bob: PutItem -> alice: PutItem: the playlist lost song-1: a rename put "
         "back a copy read before the song was added (in 2 of the 5 distinct orders in which alice and bob's requests "
-        "can reach DynamoDB)")
+        "can reach DynamoDB). Why: "
+        "alice's GetItem read PLAYLIST#p1/META as the setup left it; bob's PutItem wrote a newer version; alice's "
+        "PutItem wrote PLAYLIST#p1/META over bob's: a lost update (Elle: lost-update, a G-single-item cycle). A "
+        "read and then a write are two requests: put the check in the write itself, a ConditionExpression "
+        "(attribute_not_exists, or version = :read), so that it is refused once another write came between")
     assert report.schedule == ("alice", "bob", "bob", "alice")
 
 

@@ -56,7 +56,12 @@ def test_the_notebooks_starting_buy_is_caught_in_the_same_order_every_run(lab, r
     report = check_buy(starting_buy)
     assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
     assert report.message == (RACE + "2 shoppers were told they bought one, and the stock went from 1 to 0 (in 4 of "
-                              "the 6 distinct orders in which alice and bob's requests can reach DynamoDB)")
+                              "the 6 distinct orders in which alice and bob's requests can reach DynamoDB). Why: "
+        "bob's GetItem read PRODUCT#widget/STOCK as the setup left it; alice's PutItem wrote a newer version; "
+        "bob's PutItem wrote PRODUCT#widget/STOCK over alice's: a lost update (Elle: lost-update, a G-single-item "
+        "cycle). A read and then a write are two requests: put the check in the write itself, a "
+        "ConditionExpression (attribute_not_exists, or version = :read), so that it is refused once another write "
+        "came between")
 
 
 def test_the_notebooks_solutions_pass_both_stages(lab):
@@ -105,7 +110,12 @@ def test_allow_checked_in_code_lets_the_limit_be_passed_naming_the_order(lab):
     assert report.message == ("alice: GetItem -> bob: GetItem -> alice: UpdateItem -> bob: UpdateItem: 2 of 2 requests "
                               "in alice's window MINUTE#29000000 were allowed, with room for 1 (the window now counts "
                               "4; the limit is 3) (in 4 of the 6 distinct orders in which alice and bob's requests can "
-                              "reach DynamoDB)")
+                              "reach DynamoDB). Why: "
+        "bob's GetItem read RATE#alice/MINUTE#29000000 as the setup left it; alice's UpdateItem wrote a newer "
+        "version; bob's UpdateItem wrote RATE#alice/MINUTE#29000000 over alice's: a lost update (Elle: "
+        "lost-update, a G-single-item cycle). A read and then a write are two requests: put the check in the "
+        "write itself, a ConditionExpression (attribute_not_exists, or version = :read), so that it is refused "
+        "once another write came between")
 
 
 def test_allow_with_add_and_a_ceiling_passes(lab):
@@ -158,8 +168,10 @@ def test_the_notebooks_starting_record_is_caught_in_the_same_order_every_run(lab
     assert not report.passed and report.schedule == ("alice", "bob", "alice", "bob")
     assert report.message.startswith(RACE + "lee's best is 70, not 90: bob's record('lee', 70) overwrote a higher "
                                      "best with a lower score. Why: a write replaces whatever best")
-    assert report.message.endswith("(in 2 of the 6 distinct orders in which alice and bob's requests can reach "
-                                   "DynamoDB)")
+    assert ("(in 2 of the 6 distinct orders in which alice and bob's requests can reach DynamoDB). Why: bob's GetItem "
+            "read ") in report.message
+    assert ": a lost update (Elle: lost-update, a G-single-item cycle). A read and then a write are two requests" in \
+        report.message
 
 
 def recording(condition):

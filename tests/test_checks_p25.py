@@ -200,9 +200,10 @@ def test_a_transfer_that_reports_a_conflict_as_a_refusal_is_caught_naming_the_ca
     assert report.message == (
         "alice: TransactWriteItems -> alice: TransactWriteItems makes {PK: 'ACCOUNT#A', SK: 'BALANCE'} visible -> bob: "
         "TransactWriteItems -> alice: TransactWriteItems makes {PK: 'ACCOUNT#B', SK: 'BALANCE'} visible: the transfer of 70 from B to A returned False, though it fits in either order (in 3 "
-        "of the 5 distinct orders in which alice and bob's requests can reach DynamoDB). Why: a TransactionConflict means "
-        "another transaction was using the item at that moment, not that a condition failed: retry a conflict; report "
-        "only a failed condition")
+        "of the 5 distinct orders in which alice and bob's requests can reach DynamoDB). Why: bob's TransactWriteItems "
+        "was cancelled by a TransactionConflict, and bob's call answered it as a failed condition: a TransactionConflict "
+        "means another transaction was using the item at that moment, not that a condition failed: retry a conflict; "
+        "report only a failed condition")
 
 
 def test_a_transfer_in_two_writes_is_caught_by_a_resent_credit(lab):
@@ -213,7 +214,10 @@ def test_a_transfer_in_two_writes_is_caught_by_a_resent_credit(lab):
     assert report.message == (
         "alice: UpdateItem -> alice: UpdateItem (response lost, the SDK retries) -> alice: UpdateItem -> bob: "
         "UpdateItem: the accounts hold 260 in all, not 200: money was lost or created (in 22 of the 34 distinct orders "
-        "in which alice and bob's requests can reach DynamoDB)")
+        "in which alice and bob's requests can reach DynamoDB). Why: "
+        "alice's UpdateItem was applied and its response lost; the SDK sent it again and it was applied "
+        "a second time. A write must refuse its own repeat: a condition on something unique to the "
+        "request (an id it writes), or TransactWriteItems with a ClientRequestToken")
     assert broken_by_a_crash_alone(report), "a crash between the debit and the credit breaks it too"
 
 
@@ -262,7 +266,12 @@ def test_the_notebooks_starting_transfer_is_caught_overdrawing_in_the_same_order
     assert report.message == (
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: "
         "an account was overdrawn: {'A': -20, 'B': 220, 'C': 0} (in 8 of the 10 distinct orders in which alice and "
-        "bob's requests can reach DynamoDB)")
+        "bob's requests can reach DynamoDB). Why: "
+        "bob's GetItem read ACCOUNT#A/BALANCE as the setup left it; alice's UpdateItem wrote a newer "
+        "version; bob's UpdateItem read ACCOUNT#B/BALANCE as alice's UpdateItem wrote it: a read skew "
+        "(Elle: a G-single-item cycle). A read and then a write are two requests: put the check in the "
+        "write itself, a ConditionExpression (attribute_not_exists, or version = :read), so that it is "
+        "refused once another write came between")
 
 
 def test_the_notebooks_starting_place_order_once_is_caught_taking_stock_twice_every_run(lab, run):
@@ -389,7 +398,12 @@ def test_change_seat_checked_in_code_double_books_a_seat_naming_the_order(lab):
         "alice: GetItem -> bob: GetItem -> alice: UpdateItem -> alice: UpdateItem -> alice: UpdateItem -> "
         "bob: UpdateItem -> bob: UpdateItem -> bob: UpdateItem: booking b1 says seat 7A, but seat 7A is held by b2, "
         "after the calls on it: b1 1A->7A answered True; b2 2A->7A answered True (in 4 of the 6 distinct orders in "
-        "which alice and bob's requests can reach DynamoDB)")
+        "which alice and bob's requests can reach DynamoDB). Why: "
+        "bob's GetItem read SEAT#7A/SEAT as the setup left it; alice's UpdateItem wrote a newer version; "
+        "bob's UpdateItem wrote SEAT#7A/SEAT over alice's: a lost update (Elle: lost-update, a "
+        "G-single-item cycle). A read and then a write are two requests: put the check in the write "
+        "itself, a ConditionExpression (attribute_not_exists, or version = :read), so that it is refused "
+        "once another write came between")
 
 
 def test_a_transactional_seat_change_passes(lab):
@@ -459,8 +473,9 @@ def test_a_failing_order_with_transactions_in_flight_replays_in_the_panel_as_exp
 
 
 ACCOUNTS = [account_key(name) for name in "ABC"]
-READ_COMMITTED = ("Why: a BatchGetItem, Query or Scan is read-committed: it can read part of a transaction. Read the "
-                  "items together with TransactGetItems for a snapshot")
+READ_COMMITTED = ("a read skew (Elle: a G-single-item cycle). A BatchGetItem, Query or Scan reads its items one at a "
+                  "time, and separate reads each at their own moment, so they can read around a transaction: read the "
+                  "items together with TransactGetItems")
 
 
 def total_in_one_scan(table):
@@ -496,7 +511,9 @@ def test_the_notebooks_starting_total_is_caught_reading_half_a_transfer_naming_t
         "BatchGetItem reads {PK: 'ACCOUNT#B', SK: 'BALANCE'} -> auditor: BatchGetItem reads {PK: 'ACCOUNT#C', "
         "SK: 'BALANCE'}: total_balance returned 230, but A, B and C "
         "hold 200 at every moment (a transfer only moves money between them): it added up balances from before and "
-        f"after one (in 4 of the 9 distinct orders in which mover and auditor's requests can reach DynamoDB). "
+        f"after one (in 4 of the 9 distinct orders in which mover and auditor's requests can reach DynamoDB). Why: "
+        "auditor's BatchGetItem read ACCOUNT#A/BALANCE as the setup left it; mover's TransactWriteItems wrote a newer "
+        "version; auditor's BatchGetItem read ACCOUNT#B/BALANCE as mover's TransactWriteItems wrote it: "
         f"{READ_COMMITTED}")
     half_visible = [order for order in report.orders.itertuples()
                     if "mover+0" in order.schedule and order.schedule.index("mover+0") < order.schedule.index("auditor@0")
@@ -517,14 +534,18 @@ def test_a_torn_total_of_170_is_reported_with_the_step_that_made_a_visible(lab):
 
 @pytest.mark.parametrize("wrong, found", [
     (total_in_one_scan, f"(in 2 of the 5 distinct orders in which mover and auditor's requests can reach "
-                        f"DynamoDB). {READ_COMMITTED}"),
+                        f"DynamoDB). Why: auditor's Scan read "),
+    (total_in_one_scan, READ_COMMITTED),
     (total_in_three_gets, "it added up balances from before and after one (in 3 of the 7 distinct orders in which "
-                          "mover and auditor's requests can reach DynamoDB)"),
+                          "mover and auditor's requests can reach DynamoDB). Why: auditor's GetItem read "),
+    (total_in_three_gets, READ_COMMITTED),
     (total_in_one_transact_get, "a call raised TransactionCanceledException: Transaction cancelled, please refer "
                                 "cancellation reasons for specific reasons [TransactionConflict, TransactionConflict, "
                                 "None] (in 2 of the 4 distinct orders in which mover and auditor's requests can reach "
-                                "DynamoDB). Why: a TransactionConflict means another transaction was using the item at "
-                                "that moment, not that a condition failed: retry a conflict"),
+                                "DynamoDB). Why: auditor's TransactGetItems was answered TransactionCanceledException "
+                                "[TransactionConflict, TransactionConflict, None], and it came out of auditor's call: a "
+                                "TransactionConflict means another transaction was using the item at that moment, not "
+                                "that a condition failed: retry a conflict"),
 ])
 def test_a_total_that_is_not_one_retried_snapshot_is_caught(lab, wrong, found):
     if lab.kind != "embedded":

@@ -77,10 +77,11 @@ def test_the_notebooks_starting_open_orders_is_caught_by_a_stale_index_answer_in
     report = check_open_orders(starting_open_orders)
     assert report.schedule == ("alice", "alice", "bob", "bob~1")
     assert report.message.startswith(STALE_INDEX), report.message
-    assert report.message.endswith("Why: a read of a global secondary index is always eventually consistent (it "
-                                   "refuses ConsistentRead=True): its answer may miss a recent write. Confirm what it "
-                                   "lists with a strongly consistent read of the table, or decide with a condition on "
-                                   "an item keyed by the value"), "an index read is not told to use ConsistentRead"
+    assert report.message.endswith("A read of a global secondary index is always eventually consistent (it refuses "
+                                   "ConsistentRead=True): confirm what it lists with a strongly consistent read of the "
+                                   "table, or decide with a condition on an item keyed by the value"), \
+        "an index read is not told to use ConsistentRead"
+    assert "Why: " in report.message and "ConsistentRead=True, or" not in report.message
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,8 @@ def test_an_eventually_consistent_read_back_is_caught_as_stale_as_the_index(lab,
     assert "the call made just after O-1 was shipped listed O-1 as open (the table says shipped)" in message, message
     assert "distinct orders in which alice and bob's requests can reach DynamoDB, each with at most 2 stale answers, " \
            "of more than 1,000 orders in all)" in message, message
-    assert message.endswith("put the check in the write's ConditionExpression"), "a table read: ConsistentRead"
+    assert ": a circular information flow (Elle: a G1c cycle). " in message, message
+    assert message.endswith("read the items together with TransactGetItems"), "a snapshot of the table's items"
 
 
 def test_dropping_only_the_missing_orders_is_caught_listing_a_shipped_one(lab):
@@ -308,7 +310,11 @@ def assign_with_a_condition(table, agent, candidates=None):
 
 TICKET_TWICE = ("alice: Query -> bob: Query -> alice: UpdateItem -> bob: UpdateItem: 2 agents were told ticket T-1 is "
                 "theirs (agent-0, agent-1); the ticket names agent-1 (in 6 of the 8 distinct orders in which alice and "
-                "bob's requests can reach DynamoDB)")
+                "bob's requests can reach DynamoDB). Why: "
+                "bob's UpdateItem wrote TICKET#T-1/TICKET after alice's UpdateItem had, and nothing refused it: "
+                "it had no ConditionExpression; its Query before it was a request of its own, and another "
+                "client's write came between them. Put the check in the write's ConditionExpression "
+                "(attribute_not_exists on what must be absent, or version = :read) and answer from its refusal")
 
 
 def test_a_conditional_assignment_that_moves_on_passes_both_stages(lab):

@@ -75,7 +75,12 @@ def release_in_a_transaction(table, name, owner, token):
 RENEW_RACE = ("alice: GetItem -> bob: PutItem -> alice: UpdateItem: 2 workers were told they hold the lock "
               "(worker-A's renew at now=1002, worker-C's takeover at now=1003); the lock item holds owner worker-C, "
               "expiresAt 1004: a renew must check the owner and the lease in the same write as it extends it "
-              f"(ConditionExpression), not in a read before it (in 1 of the 3 {ORDERS}")
+              f"(ConditionExpression), not in a read before it (in 1 of the 3 {ORDERS}. Why: "
+              "alice's GetItem read LOCK#invoice-run/LOCK as the setup left it; bob's PutItem wrote a newer "
+              "version; alice's UpdateItem wrote LOCK#invoice-run/LOCK over bob's: a lost update (Elle: "
+              "lost-update, a G-single-item cycle). A read and then a write are two requests: put the check in "
+              "the write itself, a ConditionExpression (attribute_not_exists, or version = :read), so that it is "
+              "refused once another write came between")
 RELEASE_DELETES = ("alice: DeleteItem -> bob: UpdateItem: the takeovers were answered: worker-A's takeover at now=1003 "
                    "got token 1, where exactly one should get token 2: the release deleted the lock item and its fence "
                    "counter with it, so the next grant's ADD fence :one counts from nothing and tokens repeat. REMOVE "
@@ -200,7 +205,13 @@ def test_a_release_that_reads_then_writes_is_caught_freeing_the_takeover():
     assert report.message == ("alice: GetItem -> bob: UpdateItem -> alice: UpdateItem: worker-A's takeover at "
                               "now=1003 got token 2, but the lock item then holds fence 2: a release with token 1 "
                               "freed the newer grant; the condition must check the token (fence = :token) in the same "
-                              f"write (in 1 of the 3 {ORDERS}")
+                              f"write (in 1 of the 3 {ORDERS}. Why: "
+                              "alice's GetItem read LOCK#invoice-run/LOCK as the setup left it; bob's UpdateItem "
+                              "wrote a newer version; alice's UpdateItem wrote LOCK#invoice-run/LOCK over bob's: "
+                              "a lost update (Elle: lost-update, a G-single-item cycle). A read and then a write "
+                              "are two requests: put the check in the write itself, a ConditionExpression "
+                              "(attribute_not_exists, or version = :read), so that it is refused once another "
+                              "write came between")
 
 
 @pytest.mark.parametrize("checker, transactional", [(check_renew, renew_in_a_transaction),
@@ -281,7 +292,13 @@ def test_reading_the_expiry_then_writing_is_caught_giving_a_job_twice():
     report = check_claim_job(claim_after_reading_expiry)
     assert not report.passed
     assert report.message == ("alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem: 2 workers were told "
-                              f"job-1 is theirs (worker-0, worker-1); its claim names worker-1 (in 2 of the 4 {ORDERS}")
+                              f"job-1 is theirs (worker-0, worker-1); its claim names worker-1 (in 2 of the 4 {ORDERS}. Why: "
+                              "bob's GetItem read CLAIM#job-1/CLAIM as the setup left it; alice's PutItem wrote a "
+                              "newer version; bob's PutItem wrote CLAIM#job-1/CLAIM over alice's: a lost update "
+                              "(Elle: lost-update, a G-single-item cycle). A read and then a write are two "
+                              "requests: put the check in the write itself, a ConditionExpression "
+                              "(attribute_not_exists, or version = :read), so that it is refused once another "
+                              "write came between")
 
 
 @pytest.mark.stress

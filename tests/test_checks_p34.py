@@ -81,6 +81,8 @@ def test_a_booking_checked_in_the_writers_own_region_fails_naming_the_arrival_th
     assert not report.passed
     assert "both told they booked SEAT#12A" in report.message and "a booking was lost" in report.message
     assert "as written in us-east-1 arrives in eu-west-1" in report.message  # the move that replaced a booking
+    assert ("Why: alice's PutItem in us-east-1 and bob's PutItem in eu-west-1 were each decided on their own Region's "
+            "replica of SEAT#12A") in report.message
     assert "last writer wins" in report.message and "home_region(seat)" in report.message
     assert report.orders is not None and not report.orders["ok"].all()
 
@@ -96,6 +98,7 @@ def test_a_strong_read_of_the_home_region_trusted_for_a_write_elsewhere_fails():
     report = check_book_seat(trust_a_strong_read_at_home)
     assert not report.passed
     assert "both told they booked" in report.message and "arrives in" in report.message
+    assert "Why: alice's PutItem in us-east-1 and bob's PutItem in eu-west-1 were each decided" in report.message
 
 
 def routed_home_every_error_false(clients, here, seat, holder):
@@ -193,7 +196,9 @@ def test_one_conditional_write_on_mrsc_passes_though_the_conflicts_are_retried()
 def test_a_transaction_on_mrsc_fails_with_dynamodbs_refusal():
     report = check_book_strong(transaction)
     assert not report.passed
-    assert "raised ValidationException" in report.message and "refuse transactions" in report.message
+    assert "raised ValidationException" in report.message
+    assert ("Why: alice's TransactWriteItems was answered ValidationException, and it came out of alice's call: an "
+            "MRSC global table refuses transactions") in report.message
 
 
 def test_a_strong_read_trusted_for_a_plain_write_on_mrsc_fails_naming_the_order():
@@ -201,10 +206,91 @@ def test_a_strong_read_trusted_for_a_plain_write_on_mrsc_fails_naming_the_order(
     assert not report.passed
     order = "alice: GetItem -> bob: GetItem -> alice: PutItem -> bob: PutItem"  # both read it free, then both wrote
     assert report.message.startswith(f"{order}: alice and bob were both told")
-    assert "Put the check in the write itself" in report.message
+    assert ("Why: bob's PutItem wrote SEAT#12A after alice's PutItem had, and nothing refused it: it had no "
+            "ConditionExpression; its GetItem before it was a request of its own") in report.message
+    assert "Put the check in the write's ConditionExpression" in report.message
 
 
 def test_an_error_taken_for_a_refusal_fails():
     report = check_book_strong(every_error_a_refusal)
     assert not report.passed
     assert "neither alice nor bob" in report.message and "Catch only ConditionalCheckFailedException" in report.message
+    assert ("Why: alice's TransactWriteItems was answered ValidationException (an MRSC global table refuses "
+            "transactions") in report.message and "alice's call returned False as if it were a refusal" in report.message
+
+
+# Issue 47: each Why below was wrong before it was told from the failing order (a read it never made, advice it
+# already followed).
+
+def not_exists_at_home(clients, here, seat, holder):
+    """Broken: the conditional write sent home, but conditioned on the key, and the checker's seat item exists."""
+    try:
+        clients[home_region(seat)].put_item(TableName=BOOKINGS, Item={"PK": seat, "holder": holder},
+                                            ConditionExpression="attribute_not_exists(PK)")
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        return False
+    return True
+
+
+def test_book_seat_conditioned_on_the_key_at_home_is_told_its_condition_refuses_the_setup_not_about_a_read():
+    report = check_book_seat(not_exists_at_home)
+    assert not report.passed
+    assert report.message.startswith("alice: PutItem -> bob: PutItem: neither alice nor bob was told")
+    assert report.message.endswith(
+        "Why: alice's PutItem {PK: 'SEAT#12A', holder: 'alice'} if attribute_not_exists(PK) was refused before anyone "
+        "had written anything: its condition is false for SEAT#12A as the checker made it before the race: "
+        "{PK: 'SEAT#12A', version: 1}, with no holder. Make the condition test what must be true for the write to go "
+        "ahead")
+    assert "a read" not in report.message
+
+
+def read_home_then_write_home(clients, here, seat, holder):
+    """Broken: reads the home Region strongly and writes there, with no condition."""
+    home = clients[home_region(seat)]
+    if "holder" in home.get_item(TableName=BOOKINGS, Key={"PK": seat}, ConsistentRead=True)["Item"]:
+        return False
+    home.put_item(TableName=BOOKINGS, Item={"PK": seat, "holder": holder})
+    return True
+
+
+def test_book_seat_reading_and_writing_at_home_is_told_its_lost_update_not_to_write_at_home():
+    report = check_book_seat(read_home_then_write_home)
+    assert not report.passed and "a booking was lost" in report.message
+    assert ("Why: bob's GetItem read SEAT#12A as the setup left it; alice's PutItem wrote a newer version; bob's "
+            "PutItem wrote SEAT#12A over alice's: a lost update (Elle: lost-update, a G-single-item cycle). A read and "
+            "then a write are two requests: put the check in the write itself, a ConditionExpression") in report.message
+    assert "home_region" not in report.message
+
+
+def if_not_exists(client, seat, holder):
+    """Broken: sets the holder only if there is none, but answers True whatever the write did."""
+    client.update_item(TableName=STRONG_BOOKINGS, Key={"PK": seat}, UpdateExpression="SET holder = if_not_exists("
+                       "holder, :h)", ExpressionAttributeValues={":h": holder})
+    return True
+
+
+def test_book_strong_with_if_not_exists_is_told_nothing_refused_its_write_not_about_a_read():
+    report = check_book_strong(if_not_exists)
+    assert not report.passed and "both told they booked" in report.message
+    assert report.message.endswith(
+        "Why: bob's UpdateItem wrote SEAT#12A after alice's UpdateItem had, and nothing refused it: it had no "
+        "ConditionExpression (if_not_exists chooses what to write, never whether to write). Put the check in the "
+        "write's ConditionExpression (attribute_not_exists on what must be absent, or version = :read) and answer "
+        "from its refusal")
+
+
+def all_old(client, seat, holder):
+    """Broken: a plain PutItem whose old item (ReturnValues=ALL_OLD) says whether someone held the seat: after
+    replacing them."""
+    old = client.put_item(TableName=STRONG_BOOKINGS, Item={"PK": seat, "holder": holder}, ReturnValues="ALL_OLD")
+    return "holder" not in old.get("Attributes", {})
+
+
+def test_book_strong_judging_by_all_old_is_told_its_write_replaced_the_booking_not_about_a_read():
+    report = check_book_strong(all_old)
+    assert not report.passed and "only alice was told they booked SEAT#12A" in report.message
+    assert ("Why: bob's PutItem wrote SEAT#12A after alice's PutItem had, and nothing refused it: it had no "
+            "ConditionExpression (the old item it returned, ") in report.message
+    assert "came after it was replaced)" in report.message and "a read" not in report.message

@@ -148,34 +148,50 @@ def test_a_plain_add_is_caught_adding_a_redelivered_payment_again(lab):
     assert not report.passed
     assert "TOTAL#alice holds 120, but alice's payments (pay-1 30, pay-3 30) add up to 60" in report.message
     assert "(then the invocation dies)" in report.message and "the client crashes" not in report.message
-    assert ("in 21 of the 22 distinct orders explored for the consumer: one client's requests reach DynamoDB in one "
-            "order, and these differ in where a crash or a lost response falls)") in report.message
-    assert "the invocation died" in report.message
+    assert "(in 21 of the 22 places a crash or a lost response can fall in the consumer's requests)" in report.message
+    assert ("Why: the invocation died right after its UpdateItem, which stayed applied; the mapping handed its batch "
+            "over again, and the same UpdateItem was applied a second time") in report.message
+
+
+def test_a_single_consumers_report_counts_the_places_a_fault_can_fall_not_orders_and_says_the_invocation_dies(lab):
+    report = check_add_payment(add_every_time)
+    assert "distinct orders" not in report.message and "the client crashes" not in report.message
+    assert "places a crash or a lost response can fall in the consumer's requests" in report.message
+    assert "the invocation died" in report.message and "the client" not in report.message
+
+
+DIED_AFTER_ADD = ("a payment was added more than once", "Why: the invocation died right after its UpdateItem, which "
+                  "stayed applied; the mapping handed its batch over again, and the same UpdateItem was applied a "
+                  "second time. Writes that belong together must be one request")
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (add_unless_seen_in_memory, "a payment was added more than once"),  # remembered after the ADD the death cut short
-    (add_after_claiming_in_memory, "a payment was added more than once"),  # the ADD's lost response, resent
-    (check_marker_then_add, "a payment was added more than once"),  # died between the ADD and the marker
-    (transaction_raising_on_a_repeat, "a batch kept failing, so its records were never handled"),
-    (add_swallowing_errors, "instead of raising ResourceNotFoundException"),
+    (add_unless_seen_in_memory, DIED_AFTER_ADD),  # remembered after the ADD the death cut short
+    (add_after_claiming_in_memory, ("a payment was added more than once", "Why: the consumer's UpdateItem was applied "
+                                    "and its response lost; the SDK sent it again and it was applied a second time")),
+    (check_marker_then_add, DIED_AFTER_ADD),  # died between the ADD and the marker
+    (transaction_raising_on_a_repeat, ("a batch kept failing, so its records were never handled",
+                                       "Why: the function raised on every delivery of the batch")),
+    (add_swallowing_errors, ("instead of raising ResourceNotFoundException",)),
 ])
 def test_a_wrong_answer_is_caught_saying_what_went_wrong(lab, wrong, words):
     report = check_add_payment(wrong)
-    assert not report.passed and words in report.message
+    assert not report.passed and all(word in report.message for word in words), report.message
 
 
 def test_deduping_by_customer_and_amount_is_caught_dropping_a_second_payment_of_the_same_amount(lab):
     report = check_add_payment(add_once_per_customer_and_amount)
     assert not report.passed
     assert "TOTAL#alice holds 30, but alice's payments (pay-1 30, pay-3 30) add up to 60" in report.message
-    assert "(in 1 of the 1 distinct orders" in report.message and "eventID" in report.message
+    assert "(in 1 of the 1 behaviours explored for the consumer)" in report.message
+    assert "Why: two different payments were taken for one. Remember the record's eventID" in report.message
 
 
 def test_a_marker_claimed_before_a_separate_add_is_caught_when_the_adds_response_is_lost_and_it_is_sent_again(lab):
     report = check_add_payment(claim_marker_then_add)
     assert not report.passed and "a payment was added more than once" in report.message
-    assert "the SDK sent it again" in report.message
+    assert ("Why: the consumer's UpdateItem was applied and its response lost; the SDK sent it again and it was "
+            "applied a second time. A write must refuse its own repeat") in report.message
 
 
 def test_passing_something_else_than_a_function_says_what_to_pass(lab):
@@ -253,13 +269,18 @@ def test_a_notification_decided_from_the_total_under_the_customers_key_passes(la
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (notify_every_time_over, "alice's total reached 130 and alice was told 2 times (in 1 of the 1 distinct orders"),
+    (notify_every_time_over, "alice's total reached 130 and alice was told 2 times (in 1 of the 1 behaviours explored "
+                             "for the consumer). Why: each notification is written under a key of its own"),
     (notify_only_when_this_call_crossed, "alice's total reached 130 and alice was never told (in 25 of the 60 "
-                                         "distinct orders explored for the consumer: one client's requests reach "
-                                         "DynamoDB in one order, and these differ in where a crash or a lost response "
-                                         "falls). Why: "
-                                         "the invocation died after the payment was added and before the customer"),
-    (notify_again_when_added_before, "Why: each notification is written under a key of its own"),
+                                         "places a crash or a lost response can fall in the consumer's requests). "
+                                         "Why: the invocation died right after its UpdateItem, which stayed applied; "
+                                         "the mapping handed its batch over again, and the same UpdateItem was refused "
+                                         "(ConditionalCheckFailedException): what the second try did next was decided "
+                                         "by that refusal"),
+    (notify_again_when_added_before, "alice was told 4 times (in 53 of the 75 places a crash or a lost response can "
+                                     "fall in the consumer's requests). Why: the invocation died right after its "
+                                     "UpdateItem, which stayed applied; the mapping handed its batch over again, and "
+                                     "the same UpdateItem was refused"),
     (add_every_time, "alice's total reached 130 and alice was never told"),
 ])
 def test_a_wrong_notification_is_caught_saying_who_was_told_how_often(lab, wrong, words):
@@ -334,10 +355,17 @@ def test_a_price_gated_by_its_version_passes(lab, apply_price):
     assert report.message.startswith("every price right once all 24 price updates were handed over in batches of 5")
 
 
+OLDER_LAST = "Why: a Kinesis data stream may hand a newer change over before an older one"
+
+
 @pytest.mark.parametrize("wrong, words", [
-    (price_blind, "an older update was applied after a newer one (in 3 of the 6 distinct orders"),
+    (price_blind, f"an older update was applied after a newer one (in 3 of the 6 behaviours explored for the consumer, "
+                  "which differ in the choices made for it (the order a Kinesis stream hands records over in)). "
+                  f"{OLDER_LAST}"),
     (price_version_as_text, "(version '9', a string)"),
-    (price_deduped_by_event_id, "an older update was applied after a newer one"),
+    (price_deduped_by_event_id, f"an older update was applied after a newer one (in 3 of the 6 behaviours explored "
+                                f"for the consumer, which differ in the choices made for it (the order a Kinesis stream "
+                                f"hands records over in)). {OLDER_LAST}"),
     (price_gated_by_approximate_time, "an older update was applied after a newer one"),
     (price_raising_on_refusal, "a batch kept failing, so its records were never handled"),
 ])
@@ -381,3 +409,11 @@ def test_a_gate_whose_refusal_comes_out_of_the_function_is_told_why_and_what_to_
     report = check_apply_price(price_raising_on_refusal)
     assert not report.passed and "ConditionalCheckFailedException" in report.message
     assert report.message.endswith("catch that code and go on to the next record"), report.message
+
+
+def test_apply_price_re_raising_its_refusal_is_told_why_from_the_batch_given_up_not_only_that_it_kept_failing(lab):
+    report = check_apply_price(price_raising_on_refusal)
+    assert ("still failing after 5 attempts: Lambda would retry it until the records expire (24 hours), processing "
+            "nothing after them on the shard meanwhile (in 5 of the 6 behaviours explored for the consumer, which "
+            "differ in the choices made for it (the order a Kinesis stream hands records over in)). Why: the refusal "
+            "of your own condition came out of the function (ConditionalCheckFailedException)") in report.message

@@ -21,7 +21,10 @@ SHARED_MARK = uuid.uuid4().hex
 LOST_CLAIM = ("alice: PutItem (response lost, the SDK retries) -> alice: PutItem -> bob: PutItem: the order was never "
               "charged and every delivery was told 'already in progress': the SDK resent a claim whose response was "
               "lost, and the claim took its own record for another delivery's (in 4 of the 20 distinct orders in "
-              "which alice and bob's requests can reach DynamoDB)")
+              "which alice and bob's requests can reach DynamoDB). Why: alice's PutItem was applied and its response "
+              "lost; the SDK sent it again and it was refused (ConditionalCheckFailedException) by that first copy, "
+              "which alice then took for another's. Tell your own write from another's: a mark unique to this "
+              "attempt, compared with the item the refusal returns")
 
 
 @pytest.fixture(autouse=True)
@@ -81,7 +84,7 @@ def test_powertools_claim_is_caught_refusing_its_own_delivery_when_the_claims_re
 
 CHARGED_TWICE = ("alice: PutItem -> alice: UpdateItem -> bob: PutItem -> bob: UpdateItem: the order was charged 2 "
                  "times (in 6 of the 6 distinct orders in which alice and bob's requests can reach DynamoDB). Why: bob's "
-                 "claim was ")
+                 "PutItem ")
 
 
 @pytest.mark.parametrize("broken", [claim_with("shared"), claim_with(any_refusal_is_mine=True)],
@@ -89,15 +92,28 @@ CHARGED_TWICE = ("alice: PutItem -> alice: UpdateItem -> bob: PutItem -> bob: Up
 def test_a_claim_that_takes_another_deliverys_record_for_its_own_is_caught_charging_twice_saying_so(broken):
     report = check_put_record(broken)
     assert not report.passed
-    assert report.message.startswith(CHARGED_TWICE + "refused by the record alice's delivery had written, and "
-                                     "put_record returned as if the claim were bob's own"), report.message
+    assert report.message.startswith(CHARGED_TWICE + "was refused by alice's PutItem, which had written "), report.message
+    assert ("first, yet bob went on as if it had succeeded, and its UpdateItem wrote ") in report.message
+    assert report.message.endswith(": the refusal was taken for its own. Answer a refusal as one, unless the item it "
+                                   "met (ReturnValuesOnConditionCheckFailure=ALL_OLD) carries a mark made for this "
+                                   "attempt alone")
 
 
 def test_a_claim_with_no_condition_is_caught_charging_twice_saying_the_claim_was_accepted():
     report = check_put_record(claim_with("attempt", condition=None))
     assert not report.passed
-    assert report.message.startswith(CHARGED_TWICE + "accepted over the record alice's delivery had written: the "
-                                     "claim's PutItem must be conditioned"), report.message
+    assert report.message.startswith(CHARGED_TWICE + "wrote "), report.message
+    assert report.message.endswith(" after alice's PutItem had, and nothing refused it: it had no ConditionExpression. "
+                                   "Put the check in the write's ConditionExpression (attribute_not_exists on what "
+                                   "must be absent, or version = :read) and answer from its refusal")
+
+
+def test_put_records_two_wrong_claims_get_two_different_whys_each_naming_the_request_that_let_the_charge_in():
+    taken, unconditioned = check_put_record(claim_with("shared")), check_put_record(claim_with("attempt", condition=None))
+    whys = [report.message.split(". Why: ")[1] for report in (taken, unconditioned)]
+    assert whys[0] != whys[1]
+    assert whys[0].startswith("bob's PutItem was refused by alice's PutItem")
+    assert whys[1].startswith("bob's PutItem wrote ") and "nothing refused it" in whys[1]
 
 
 def test_a_claim_comparing_the_in_progress_expiry_in_milliseconds_with_now_in_seconds_is_caught():
@@ -190,7 +206,12 @@ def lost_view(writes, of=3):
     return (f"bob: GetItem -> alice: {writes} -> bob: PutItem: the post has 0 views after 1 add_view call: a view was "
             "lost. A rename put back a copy read before the view was added, and its version check passed because the "
             "view did not raise the version, or add_view returned without its view written (in 1 of the "
-            f"{of} distinct orders in which alice and bob's requests can reach DynamoDB)")
+            f"{of} distinct orders in which alice and bob's requests can reach DynamoDB). Why: bob's GetItem read p-1 "
+            f"as the setup left it; alice's {writes} wrote a newer version; bob's PutItem wrote p-1 over alice's: a "
+            "lost update (Elle: lost-update, a G-single-item cycle). bob's PutItem was checked (version = 1), and the "
+            f"check held though alice's {writes} had written the item: alice's write did not change what the "
+            "condition tests. Make every write of the item change it (raise the version: SET version = version + "
+            ":one), or test what the writes change")
 
 
 COUNTED_TWICE = ("the post has 2 views after 1 add_view call: a view was counted twice. Its write was applied and its "
@@ -242,8 +263,9 @@ def test_a_version_checked_write_that_is_not_retried_is_caught_raising_when_the_
         post_model, post_model.get(post_id, consistent_read=True), connection))
     assert report.message.startswith(f"alice: GetItem -> bob: GetItem -> bob: PutItem -> alice: {sent}: a call raised ")
     assert "on request (" not in report.message
-    assert report.message.endswith(f"add_view must count its view (read again when the version moved) (in 1 of the "
-                                   f"{of} distinct orders in which alice and bob's requests can reach DynamoDB)")
+    assert (f"add_view must count its view (read again when the version moved) (in 1 of the {of} distinct orders in "
+            f"which alice and bob's requests can reach DynamoDB). Why: alice's {sent} was answered ") in report.message
+    assert ", and it came out of alice's call: " in report.message
 
 
 def every_error_false(add_view):

@@ -46,6 +46,53 @@ FIRST_FAILING_ORDER = {  # checker: what its exhaustive stage reports about the 
                           "2026-12-01 by 2 withdrawals told True; the daily limit is 200 (in 2 of the 4 "
                           f"{TWO}",
 }
+FIRST_WHY = {  # checker: the Why its first failing order is told (the anomaly or fault it shows)
+    check_add_tag: (
+        "bob's GetItem read user#ana/PROFILE as the setup left it; alice's PutItem wrote a newer version; bob's "
+        "PutItem wrote user#ana/PROFILE over alice's: a lost update (Elle: lost-update, a G-single-item cycle). A "
+        "read and then a write are two requests: put the check in the write itself, a ConditionExpression "
+        "(attribute_not_exists, or version = :read), so that it is refused once another write came between"),
+    check_book_seat: (
+        "bob's GetItem read seat#14C/SEAT as the setup left it; alice's PutItem wrote a newer version; bob's "
+        "PutItem wrote seat#14C/SEAT over alice's: a lost update (Elle: lost-update, a G-single-item cycle). A "
+        "read and then a write are two requests: put the check in the write itself, a ConditionExpression "
+        "(attribute_not_exists, or version = :read), so that it is refused once another write came between"),
+    check_book_seat_retry: (
+        "alice (retry)'s GetItem read seat#14C/SEAT as the setup left it; alice's PutItem wrote a newer version; "
+        "alice (retry)'s PutItem wrote seat#14C/SEAT over alice's: a lost update (Elle: lost-update, a "
+        "G-single-item cycle). A read and then a write are two requests: put the check in the write itself, a "
+        "ConditionExpression (attribute_not_exists, or version = :read), so that it is refused once another write "
+        "came between"),
+    check_reserve: (
+        "bob's GetItem read sku#KB-104/STOCK as the setup left it; alice's UpdateItem wrote a newer version; "
+        "bob's UpdateItem wrote sku#KB-104/STOCK over alice's: a lost update (Elle: lost-update, a G-single-item "
+        "cycle). A read and then a write are two requests: put the check in the write itself, a "
+        "ConditionExpression (attribute_not_exists, or version = :read), so that it is refused once another write "
+        "came between"),
+    check_signup: (
+        "bob's GetItem read email#ana@example.com/EMAIL as absent; alice's PutItem wrote a newer version; bob's "
+        "PutItem wrote email#ana@example.com/EMAIL over alice's: a lost update (Elle: lost-update, a "
+        "G-single-item cycle). A read and then a write are two requests: put the check in the write itself, a "
+        "ConditionExpression (attribute_not_exists, or version = :read), so that it is refused once another write "
+        "came between"),
+    check_withdraw: (
+        "bob's GetItem read WALLET#alice/WALLET as the setup left it; alice's UpdateItem wrote a newer version; "
+        "bob's UpdateItem wrote WALLET#alice/WALLET over alice's: a lost update (Elle: lost-update, a "
+        "G-single-item cycle). A read and then a write are two requests: put the check in the write itself, a "
+        "ConditionExpression (attribute_not_exists, or version = :read), so that it is refused once another write "
+        "came between"),
+    check_withdraw_once: (
+        "bob's UpdateItem wrote WALLET#alice/WALLET after alice's UpdateItem had, and nothing refused it: it had "
+        "no ConditionExpression; its GetItem before it was a request of its own, and another client's write came "
+        "between them. Put the check in the write's ConditionExpression (attribute_not_exists on what must be "
+        "absent, or version = :read) and answer from its refusal"),
+    check_withdraw_today: (
+        "bob's GetItem read WALLET#alice/DAY#2026-12-01 as absent; alice's UpdateItem wrote a newer version; "
+        "bob's UpdateItem wrote WALLET#alice/DAY#2026-12-01 over alice's: a lost update (Elle: lost-update, a "
+        "G-single-item cycle). A read and then a write are two requests: put the check in the write itself, a "
+        "ConditionExpression (attribute_not_exists, or version = :read), so that it is refused once another write "
+        "came between"),
+}
 ORDERS_OF_SOLUTIONS = {check_book_seat: 4, check_book_seat_retry: 18, check_signup: 2, check_reserve: 2,
                        check_add_tag: 4, check_withdraw: 2, check_withdraw_once: 11, check_withdraw_today: 2}
 FAULTS_INCLUDED = {check_withdraw_once: ", and in all 186 distinct orders with lost responses and crashes"}
@@ -67,7 +114,7 @@ def test_the_exhaustive_stage_catches_the_starting_code_in_the_same_order(lab, r
     broken, = notebook_functions(notebook, starting)
     report = checker(broken)
     assert not report.passed
-    assert report.message == FIRST_FAILING_ORDER[checker]
+    assert report.message == f"{FIRST_FAILING_ORDER[checker]}. Why: {FIRST_WHY[checker]}"
     steps = report.orders[~report.orders["ok"]].iloc[0]["steps"]
     assert report.schedule == tuple(step.split(": ")[0] for step in steps)
     assert report.message.startswith(" -> ".join(steps) + ": ")
@@ -257,7 +304,10 @@ def test_a_withdrawal_recorded_then_debited_is_caught_by_a_resent_debit(lab):
     assert report.message == (
         "alice: PutItem -> alice: UpdateItem (response lost, the SDK retries) -> alice: UpdateItem -> bob: PutItem: "
         "balance 40 after 1 recorded withdrawal of 30 from 100 (in 22 of the 34 distinct orders in which alice and "
-        "bob's requests can reach DynamoDB)")
+        "bob's requests can reach DynamoDB). Why: "
+        "alice's UpdateItem was applied and its response lost; the SDK sent it again and it was applied a second "
+        "time. A write must refuse its own repeat: a condition on something unique to the request (an id it "
+        "writes), or TransactWriteItems with a ClientRequestToken")
     assert broken_by_a_crash_alone(report), "a crash between the record and the debit breaks it too"
     panel = report.replay()
     assert panel.history[1] == "alice: UpdateItem (response lost, the SDK retries)" and panel.stepper.ok is False

@@ -32,6 +32,7 @@ from ..lab.gate import GATED, Gate, attach as attach_gate
 from ..lab.knobs import AS_WEAK_AS_DYNAMODB, knobs
 from ..lab.trace import tracing
 from ..views.widgets import step_through
+from .why import why
 
 SIZES = (2, 5, 10, 20, 50)
 TRIES = 3
@@ -173,7 +174,7 @@ class Scenario:
 
 @interruptible
 def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES,
-               consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES):
+               consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES, telling=None):
     """Run the calls `arguments(state)` in every order, then, if every one held and there are `faults`, in every order
     again with every lost response and crash the explorer can make; a failing Report for the plainest order that
     breaks, or None. A function that breaks without a fault is reported without one, counted among the orders
@@ -183,10 +184,12 @@ def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explor
 
     Returns (report or None, how many orders held, as words to end the passing message with).
     """
-    report, orders = explored(exercise, learner, setup, arguments, invariant, max_orders, consistency, (), names)
+    report, orders = explored(exercise, learner, setup, arguments, invariant, max_orders, consistency, (), names,
+                              telling)
     if report or not faults:
         return report, "" if report else held_in(orders, consistency=consistency)
-    report, faulted = explored(exercise, learner, setup, arguments, invariant, max_orders, consistency, faults, names)
+    report, faulted = explored(exercise, learner, setup, arguments, invariant, max_orders, consistency, faults, names,
+                               telling)
     if report:
         return report, ""
     if consistency == "strong":
@@ -220,7 +223,7 @@ def strong_words(consistency):
 
 
 def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES,
-             consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES):
+             consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES, telling=None):
     """(a failing Report for the plainest order that breaks, or None; every order explored) of one exploration.
 
     A scenario with more than max_orders orders on the lab server's model is explored again with only the orders in
@@ -253,14 +256,21 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
     *others, last = scenario.clients
     names = f"{', '.join(others)} and {last}" if others else last
     broken = int((~orders["ok"]).sum())
-    varies = what_varies(orders)
-    one_client = (f"distinct orders explored for {names}: one client's requests reach DynamoDB in one order"
-                  + (f", and these differ in {varies}" if varies else ""))
-    among = one_client if len(scenario.clients) == 1 else f"distinct orders in which {names}'s requests can reach DynamoDB"
+    among = (one_client_words(orders, names) if len(scenario.clients) == 1
+             else f"distinct orders in which {names}'s requests can reach DynamoDB")
     message = (f"{' -> '.join(told(first)) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
-               f"{among}{strong_words(consistency)}{bound_words(orders)}){cause(first)}")
+               f"{among}{strong_words(consistency)}{bound_words(orders)}){why(first, **(telling or {}))}")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders,
                   consistency, faults), orders
+
+
+def one_client_words(orders, name):
+    """What the behaviours explored for one client are (one client's requests have one order, so not orders): 'places
+    a crash or a lost response can fall in the consumer's requests', or what else tells them apart."""
+    varies = what_varies(orders)
+    if varies.startswith("where ") and ", and " not in varies:
+        return f"places {varies.removeprefix('where ').removesuffix(' falls')} can fall in {name}'s requests"
+    return f"behaviours explored for {name}" + (f", which differ in {varies}" if varies else "")
 
 
 def what_varies(orders):
@@ -331,28 +341,6 @@ def plainness(schedule):
 
 
 BOOKKEEPING = ("ListStreams", "DescribeStream", "GetShardIterator")  # a consumer finding its stream and shard
-
-STALE_READ = ("a default GetItem, Query or Scan is eventually consistent: its answer may miss a recent write. "
-              "Decide on ConsistentRead=True, or better, put the check in the write's ConditionExpression")
-STALE_INDEX = ("a read of a global secondary index is always eventually consistent (it refuses ConsistentRead=True): "
-               "its answer may miss a recent write. Confirm what it lists with a strongly consistent read of the table, "
-               "or decide with a condition on an item keyed by the value")
-
-
-def cause(order):
-    """' Why: ...' naming the likely mistake behind a failing order, from what its steps show, or ''."""
-    steps = " ".join(order["steps"])
-    stale = [request for step, request in zip(order["steps"], order["requests"]) if "(stale:" in step]
-    table_read = any(not request.startswith(("Query on ", "Scan on ")) for request in stale)  # one it can make strong
-    found = [STALE_READ if table_read else STALE_INDEX] if stale else []
-    if any("TransactionConflict" in (reply or "") for reply in order["replies"]):
-        found.append("a TransactionConflict means another transaction was using the item at that moment, not that a "
-                     "condition failed: retry a conflict; report only a failed condition")
-    partial = [step for step in order["steps"] if step.split(": ", 1)[1].split(" ")[0] in ("BatchGetItem", "Query", "Scan")]
-    if partial and "visible" in steps:
-        found.append("a BatchGetItem, Query or Scan is read-committed: it can read part of a transaction. Read the "
-                     "items together with TransactGetItems for a snapshot")
-    return f". Why: {found[0]}" if found else ""
 
 
 @interruptible

@@ -16,15 +16,11 @@ HOMES = {"SEAT#12A": "eu-west-1", "FLIGHT#1": "eu-west-1"}  # each seat's home R
 MADE = set()  # the checkers' global tables that exist now: each is made again after it was dissolved
 NEEDS = ("global tables need the embedded lab server: DynamoDB Local has none, and on real AWS they take replicas in "
          "other Regions, which the explorer cannot time")
-WHY_LOST = (". Why: each write's condition is evaluated against its own Region's replica only, which had not yet "
-            "received the other Region's write; when it arrived, the later write replaced the earlier one (last writer "
-            "wins), and neither client was told. Send every write of an item to one Region, the item's home "
-            "(home_region(seat)), and decide there with the write's ConditionExpression")
-WHY_READ = (". Why: a read, strong or not, and then a write are two requests: the other client's write came between "
-            "them. Put the check in the write itself, a ConditionExpression")
-WHY_TRANSACTION = (". Why: MRSC global tables refuse transactions (TransactWriteItems, TransactGetItems): book with "
-                   "one conditional PutItem or UpdateItem, which is checked against the latest version in every Region")
-WHY_HIDDEN = (". Why: an error other than the refusal (DynamoDB refusing the request itself: an MRSC table refuses "
+SETUP = f"{SEAT} as the checker made it before the race: {{PK: '{SEAT}', version: 1}}, with no holder"
+MRSC_REFUSES = {"ValidationException": "an MRSC global table refuses transactions (TransactWriteItems, "
+                "TransactGetItems): book with one conditional PutItem or UpdateItem, which is checked against the "
+                "latest version in every Region"}
+HIDDEN = (". Why: an error other than the refusal (DynamoDB refusing the request itself: an MRSC table refuses "
               "transactions) was turned into the answer False. Catch only ConditionalCheckFailedException")
 HIDDEN = ("with {table} deleted, {exercise} returned {answer!r} instead of raising ResourceNotFoundException: it hides "
           "errors that are not refusals (a Region without the table, throttling, a network error would each read as "
@@ -99,16 +95,16 @@ def checkable(exercise, book):
     require_names(book)
 
 
-def explored_booking(exercise, book, clients, name, setup, calls, why):
+def explored_booking(exercise, book, clients, name, setup, calls):
     """Explore alice's and bob's calls `calls(clients)` of book in every order, from setup(); then alice's call once
-    with the table deleted, which must raise; a Report."""
+    with the table deleted, which must raise; a Report (a failing order's Why told from what happened in it)."""
     try:
-        report, held = exhaustive(exercise, book, setup, calls, lambda state, log: booking_problem(clients, name, log))
+        report, held = exhaustive(exercise, book, setup, calls, lambda state, log: booking_problem(clients, name, log),
+                                  telling={"setup": SETUP, "meanings": MRSC_REFUSES})
     finally:
         with tracing(False):
             dissolve(name)
     if report:
-        report.message += why(report.message)
         report.scenario.outcome = told
         return report
     hidden = hidden_error(exercise, book, name, calls(clients)[0])
@@ -161,17 +157,11 @@ def check_book_seat(book_seat):
             client.put_item(TableName=BOOKINGS, Item={"PK": SEAT, "version": 1})
         return clients
 
-    def why(message):
-        """The likely mistake behind a failing order of book_seat."""
-        if "raised" in message:
-            return ""
-        return WHY_LOST if "arrives in" in message and "lost" in message else WHY_READ
-
     def calls(state):
         """alice books SEAT in us-east-1, bob in eu-west-1."""
         return [(state, region, SEAT, person) for region, person in zip(state, ("alice", "bob"))]
 
-    return explored_booking("book_seat", book_seat, clients, BOOKINGS, setup, calls, why)
+    return explored_booking("book_seat", book_seat, clients, BOOKINGS, setup, calls)
 
 
 def check_book_strong(book_strong):
@@ -191,17 +181,9 @@ def check_book_strong(book_strong):
         clients["us-east-1"].put_item(TableName=STRONG_BOOKINGS, Item={"PK": SEAT, "version": 1})
         return clients
 
-    def why(message):
-        """The likely mistake behind a failing order of book_strong."""
-        if "neither" in message:
-            return WHY_HIDDEN
-        if "Transact" in message:
-            return WHY_TRANSACTION
-        return "" if "raised" in message else WHY_READ
-
     def calls(state):
         """alice books SEAT with her us-east-1 client, bob with his us-west-2 client."""
         return [(client, SEAT, person) for client, person in zip(state.values(), ("alice", "bob"))]
 
-    return explored_booking("book_strong", book_strong, clients, STRONG_BOOKINGS, setup, calls, why)
+    return explored_booking("book_strong", book_strong, clients, STRONG_BOOKINGS, setup, calls)
 

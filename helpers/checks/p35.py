@@ -2,7 +2,6 @@
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from .. import explore
 from ..lab.backend import connect
 from ..runs.consumer import EventSourceMapping
 from ..lab.tables import fresh_table
@@ -18,20 +17,8 @@ STRESS_BATCH = 5
 THRESHOLD = 100  # add_and_notify: a customer is told once, when their total first reaches it
 # add_and_notify's exhaustive stage: alice passes 100 with her second payment, and pays again after; bob pays exactly 100.
 NOTIFY_EXPLORED = (("pay-1", "alice", 60), ("pay-2", "bob", 100), ("pay-3", "alice", 50), ("pay-4", "alice", 20))
-DIED_TWICE = (". Why: the invocation died after that write and before its batch was checkpointed, so the mapping "
-              "handed the whole batch over again, and add_payment met records it had added already. Make each record's "
-              "effect happen once per eventID, in the same write (a condition on the total) or in one transaction "
-              "with a marker item")
-DIED_BETWEEN = (". Why: the invocation died between add_payment's writes, leaving a record marked as done without its "
-                "amount, so its second delivery added nothing. Mark it and add its amount in one write or one "
-                "transaction")
-RESENT = (". Why: the write's response was lost and the SDK sent it again: a write that is not refused the second "
-          "time (a condition on the record's eventID) is applied twice")
 SHARED = (". Why: two different payments were taken for one. Remember the record's eventID, which no two records "
           "share, not what two payments may have in common")
-NEVER_TOLD = (". Why: the invocation died after the payment was added and before the customer was told; the second "
-              "delivery found the payment added already and told nobody. Decide from the total, whoever added the "
-              "payment: when it has reached 100, write the notification, once")
 OLDER_LAST = (". Why: a Kinesis data stream may hand a newer change over before an older one, and the same change "
               "twice: apply an image only if its version is newer than the one stored, in the write's "
               "ConditionExpression (`attribute_not_exists(PK) OR version < :v`), comparing numbers")
@@ -205,10 +192,11 @@ def attack_consumer(exercise, function, feed, problem, reason):
     faults = ("crash", "lost_response") if lab.kind == "embedded" else ("crash",)  # only the lab server loses one
     report, held = exhaustive(exercise, consume, lambda: feed.setup(feed.explored),
                               lambda table: [(table, len(feed.explored))], invariant, faults=faults,
-                              names=("the consumer",))
+                              names=("the consumer",), telling={"writer": "invocation", "first": given_up_why})
     if report:
         report.message = report.message.replace("(then the client crashes)", "(then the invocation dies)")
-        report.message += stuck_why(report.message) or reason(report)
+        if ". Why: " not in report.message:  # nothing in the order's steps told: what the invariant's words show
+            report.message += reason(report)
         return report
     items = feed.stressed()
     with tracing(False):
@@ -217,7 +205,7 @@ def attack_consumer(exercise, function, feed, problem, reason):
             kinesis = ", in any order and some twice" if feed.kinesis else ""
             stage = (f"{len(items)} {feed.noun} in batches of {STRESS_BATCH}{kinesis}, each batch's first invocation "
                      "failing after its records were handled, as weak as DynamoDB")
-            return Report(exercise, False, f"{found} ({stage}){stuck_why(found)}", len(items), None,
+            return Report(exercise, False, f"{found} ({stage}){stuck_why(stuck(deliveries))}", len(items), None,
                           deliveries=deliveries)
         hidden = hidden_error(exercise, function, lambda: feed.setup(feed.explored),
                               lambda table, n: [(table, sample_record(lab, feed.stream))])
@@ -258,9 +246,6 @@ def why_told(report):
     """The likely mistake behind a failing order of add_and_notify's exhaustive stage, or ''."""
     if "NOTIFY" not in report.message and "told" not in report.message:
         return why(report)
-    crashed = any(explore.parse_move(move)[1:] == ("!", "crash") for move in report.schedule)
-    if "never told" in report.message and crashed:
-        return NEVER_TOLD
     if f"reached {THRESHOLD} and" in report.message and "never told" in report.message:
         return EXACTLY
     return "" if "never told" in report.message or "below" in report.message else TOLD_AGAIN
@@ -273,22 +258,24 @@ def why_price(report):
     return AS_TEXT if ", a string)" in report.message else OLDER_LAST
 
 
-def stuck_why(message):
-    """The likely mistake behind a batch that kept failing, from the error its invocations raised, or ''."""
-    if "a batch kept failing" not in message:
+def stuck_why(given_up):
+    """Why a batch kept failing, from the error its invocations raised (`given_up`, the mapping's words), or ''."""
+    if not given_up:
         return ""
-    if "ConditionalCheckFailedException" in message:
+    if "ConditionalCheckFailedException" in given_up:
         return REFUSAL_RAISED
-    return NO_SEQUENCE_NUMBER if "KeyError: 'SequenceNumber'" in message else KEPT_RAISING
+    return NO_SEQUENCE_NUMBER if "KeyError: 'SequenceNumber'" in given_up else KEPT_RAISING
+
+
+def given_up_why(order):
+    """Why the consumer of a failing order gave a batch up (its invocations kept raising), without '. Why: ', or ''."""
+    deliveries = order["results"].get("the consumer")
+    given_up = stuck(deliveries) if hasattr(deliveries, "columns") else None
+    return stuck_why(given_up).removeprefix(". Why: ")
 
 
 def why(report):
-    """The likely mistake behind a failing order of the exhaustive stage, from its fault and what went wrong, or ''."""
-    faults = {place for _, kind, place in map(explore.parse_move, report.schedule) if kind == "!"}
-    if "crash" in faults:
-        return DIED_BETWEEN if "never added" in report.message else DIED_TWICE
-    if "lost" in faults:
-        return RESENT
+    """What the invariant's words show when the order's steps told nothing: two payments taken for one, or ''."""
     return SHARED if "never added" in report.message else ""
 
 

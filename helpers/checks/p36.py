@@ -30,12 +30,6 @@ POST = "p-1"
 RENAME_ATTEMPTS = 25
 BACKOFF_SECONDS = 0.01
 REFUSED_SAVES = ("ConditionalCheckFailedException", "TransactionConflictException")
-LET_IN = (". Why: bob's claim was accepted over the record alice's delivery had written: the claim's PutItem must be "
-          "conditioned so that another delivery's record refuses it (attribute_not_exists(#id), or an expiry passed)")
-TAKEN_FOR_ITS_OWN = (". Why: bob's claim was refused by the record alice's delivery had written, and put_record returned "
-                     "as if the claim were bob's own: return normally only when the record it met (ALL_OLD) holds a mark "
-                     "made for this attempt alone (a new one per call, not one every call shares); otherwise raise "
-                     "IdempotencyItemAlreadyExistsError")
 
 
 class Card:
@@ -149,17 +143,7 @@ def check_put_record(put_record):
         report = attack("put_record", deliver, lambda: Delivery(put_record, lab),
                         lambda delivery, n: [(delivery,)] * n, delivery_problem, sizes=SIZES, tries=TRIES,
                         faults=("lost_response",) if lab.kind == "embedded" else (), probe=abandoned_claims)
-    report.message += charged_twice_why(report)
     return report
-
-
-def charged_twice_why(report):
-    """Which step let a second charge through, from the failing order's answers, or ''."""
-    if report.passed or report.orders is None or "the order was charged 2 times" not in report.message:
-        return ""
-    order = report.orders[report.orders["schedule"] == report.schedule].iloc[0]
-    claims = [answer for step, answer in zip(order["steps"], order["answers"]) if step.startswith("bob: PutItem")]
-    return TAKEN_FOR_ITS_OWN if "ConditionalCheckFailedException" in claims else LET_IN
 
 
 def pynamodb_settings(endpoint):
