@@ -231,11 +231,11 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
     preemptions): the plainest failing order has the fewest stale answers anyway, and the reports say so."""
     with tracing(False):
         scenario = Scenario(learner, setup, arguments, invariant, names)
-    problems = []
+    problems = {}  # id of an order's results -> (problem, log): rows the explorer drops when it starts over stay out
 
     def check(results):
         held = scenario.check(results)
-        problems.append((scenario.problem, scenario.last_log))
+        problems[id(results)] = (scenario.problem, scenario.last_log)
         return held
 
     try:
@@ -252,7 +252,7 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
         return None, orders
     place = min(orders.index[~orders["ok"]], key=lambda row: plainness(orders["schedule"][row]))
     first = orders.loc[place]
-    problem, log = problems[place]
+    problem, log = problems[id(orders["results"][place])]
     *others, last = scenario.clients
     names = f"{', '.join(others)} and {last}" if others else last
     broken = int((~orders["ok"]).sum())
