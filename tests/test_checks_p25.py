@@ -533,8 +533,8 @@ def test_a_torn_total_of_170_is_reported_with_the_step_that_made_a_visible(lab):
 
 
 @pytest.mark.parametrize("wrong, found", [
-    (total_in_one_scan, f"(in 2 of the 5 distinct orders in which mover and auditor's requests can reach "
-                        f"DynamoDB). Why: auditor's Scan read "),
+    (total_in_one_scan, "(in 2 of the 5 distinct orders in which mover and auditor's requests can reach "
+                        "DynamoDB). Why: auditor's Scan read "),
     (total_in_one_scan, READ_COMMITTED),
     (total_in_three_gets, "it added up balances from before and after one (in 3 of the 7 distinct orders in which "
                           "mover and auditor's requests can reach DynamoDB). Why: auditor's GetItem read "),
