@@ -40,8 +40,9 @@ def why(order, writer="client", setup="the item as the setup left it", meanings=
     steps = list(zip(order["steps"], order["requests"], order["answers"], order["replies"]))
     meanings = {**REFUSAL_ANSWERS, **(meanings or {})}
     results = order["results"]
-    for found in (first(order) if first else "", died(steps, writer), resent(steps), raised(steps, results, meanings), hidden(steps, results, meanings),
-                  anomaly(order), regions(order), went_on(steps, order), unrefused(steps, order),
+    for found in (first(order) if first else "", died(steps, writer), resent(steps), raised(steps, results, meanings),
+                  hidden(steps, results, meanings), regions(order), anomaly(order), went_on(steps, order),
+                  unrefused(steps, order),
                   refused_first(steps, setup), conflict_answered(steps, results), stale(steps)):
         if found:
             return f". Why: {found}"
@@ -120,6 +121,8 @@ def regions(order):
     made = {}
     for client, request, key in writes_by_item(order):
         item, _, region = item_words(key).partition(" in ")
+        request, _, named = request.partition(" in ")  # a global table's item is one in every Region: its request
+        region = region or named  # names the Region it was made in ("PutItem in us-east-1")
         if region:
             made.setdefault(item, {}).setdefault(region, (client, request))
     arrivals = [label for label in order["steps"] if " arrives in " in label]
