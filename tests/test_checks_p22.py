@@ -259,7 +259,7 @@ def test_a_function_that_refuses_everything_is_told_it_accepts_nothing(lab):
     assert not report.passed
     assert report.message.startswith("alice: UpdateItem -> bob: UpdateItem: GC-1 paying 6 at now=1000 was refused as "
                                      "'insufficient', though the card still held 10 at the end; no payment was accepted "
-                                     "at all (in 2 of the 2 distinct orders")
+                                     "at all (in 1 of the 1 distinct orders")
 
 
 def test_raised_carries_dynamodbs_message(lab):

@@ -268,7 +268,12 @@ def test_two_changes_by_one_user_with_no_guard_on_the_old_address_are_caught(lab
         "EMAIL#neo@example.com names user 'u0', whose profile does not have that address. Why: both of u0's changes "
         "were told yes, and each released u0@example.com: guard the old address in the transaction (`user_id = :me` "
         "on the old sentinel's Delete, or `email = :old` on the profile's Update), so that the change that comes "
-        "second is refused (in 24 of the 34 distinct orders in which alice and bob's requests can reach DynamoDB)")
+        "second is refused (in 24 of the 34 distinct orders in which alice and bob's requests can reach DynamoDB). "
+        "Why: bob's GetItem read USER#u0/PROFILE as the setup left it; alice's TransactWriteItems wrote a newer "
+        "version; bob's TransactWriteItems wrote EMAIL#u0@example.com/EMAIL over alice's: a read skew (Elle: a "
+        "G-single-item cycle). A read and then a write are two requests: put the check in the write itself, a "
+        "ConditionExpression (attribute_not_exists, or version = :read), so that it is refused once another write "
+        "came between")
 
 
 @pytest.mark.parametrize("guards", [("user_id = :me", None), (None, "email = :old")], ids=["sentinel", "profile"])
@@ -285,7 +290,10 @@ def test_the_notebooks_starting_change_is_caught_keeping_the_old_sentinel_in_eve
         "alice: PutItem -> alice: UpdateItem -> bob: PutItem -> bob: UpdateItem: the sentinel EMAIL#neo@example.com "
         "names user 'u0', whose profile does not have that address. Why: u0 moved off u0@example.com but its "
         "sentinel is still there: release the old address (a Delete of its sentinel) in the same transaction as the "
-        "change (in 2 of the 2 distinct orders in which alice and bob's requests can reach DynamoDB)")
+        "change (in 2 of the 2 distinct orders in which alice and bob's requests can reach DynamoDB). Why: bob's "
+        "UpdateItem wrote USER#u0/PROFILE after alice's UpdateItem had, and nothing refused it: it had no "
+        "ConditionExpression. Put the check in the write's ConditionExpression (attribute_not_exists on what must be "
+        "absent, or version = :read) and answer from its refusal")
 
 
 def test_the_notebooks_solutions_pass_both_stages(lab):
@@ -437,8 +445,9 @@ def test_any_cancellation_answered_as_the_address_taken_is_caught_by_its_holder_
         "'PROFILE'} visible -> u9: TransactWriteItems makes {PK: 'EMAIL#neo@example.com', SK: 'EMAIL'} visible: u1 was "
         "told 'email', but to its last TransactWriteItems DynamoDB cancelled it with the reasons [None, "
         "TransactionConflict, None]: no condition failed, so nothing said the address was taken (u9 was deleting its "
-        f"account, freeing it) (in 1 of the 3 distinct orders in which u1 and u9's requests can reach DynamoDB). "
-        f"{CONFLICT_WHY}")
+        "account, freeing it) (in 1 of the 3 distinct orders in which u1 and u9's requests can reach DynamoDB). Why: "
+        f"u1's TransactWriteItems was cancelled by a TransactionConflict, and u1's call answered it as a failed "
+        f"condition: {CONFLICT_WHY}")
 
 
 @pytest.mark.parametrize("right", [sign_up, sign_up_with_the_address_first], ids=lambda right: right.__name__)

@@ -268,7 +268,7 @@ def test_the_notebooks_solutions_pass_both_stages_and_leave_the_lag_off(lab):
     listed, named = check_open_orders(open_orders_solution), check_set_display_name(set_display_name_solution)
     assert listed.passed and named.passed, (listed.message, named.message)
     if lab.kind == "embedded":
-        assert listed.message.endswith("and in all 131 distinct orders of the exhaustive stage")
+        assert listed.message.endswith("and in all 220 distinct orders of the exhaustive stage")
         assert named.message.endswith("and in all 14 distinct orders of the exhaustive stage, and in all 54 distinct "
                                       "orders with crashes")
         assert get_knobs(lab)["gsi_lag"] is None

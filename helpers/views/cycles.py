@@ -207,6 +207,10 @@ def draw(figure, case, report=None, width=WIDTH - MARGIN["l"] - MARGIN["r"], xre
                               width=BOX_WIDTH - 12, height=box - 12,
                               bgcolor=NODE_FILLS[colour], bordercolor=colour, borderwidth=2, borderpad=5,
                               font={"size": NODE_FONT, "color": "#212121"}, align="center", valign="middle", **where)
+    figure.add_scatter(x=[x for x, _ in centres], y=[y for _, y in centres], mode="markers", showlegend=False,
+                       marker={"size": 1, "opacity": 0}, hoverinfo="text", xaxis=xref, yaxis=yref,
+                       hovertext=[text.replace("<br>", "\n").replace("<b>", "").replace("</b>", "") for text in texts],
+                       name="operations")  # a trace under the boxes: the figure has data, and hovering names them
     for i, step in enumerate(steps):
         j = (i + 1) % len(ops)
         (x1, y1), (x2, y2) = centres[i], centres[j]
