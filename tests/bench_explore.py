@@ -38,6 +38,7 @@ from helpers.checks.p25 import OPENING, account_key, fresh_accounts, two_transfe
 from helpers.consumer import EventSourceMapping
 from helpers.explore import explore
 from helpers.explore import orders as explore_orders
+from support import optimistic
 
 RUNS_GOAL = 1.05
 
@@ -223,24 +224,13 @@ class Counted:
 def optimistic_scenario(table, names=CLIENTS):
     """(clients, reset, check): clients that read the counter and its version strongly and put version+1 on condition,
     reading again after each ConditionalCheckFailed."""
-    def increment():
-        while True:
-            item = table.get_item(Key=KEY, ConsistentRead=True)["Item"]
-            try:
-                table.put_item(Item={**KEY, "views": item["views"] + 1, "version": item["version"] + 1},
-                               ConditionExpression="version = :v", ExpressionAttributeValues={":v": item["version"]})
-                return item["views"] + 1
-            except ClientError as error:
-                if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                    raise
-
     def reset():
         table.put_item(Item={**KEY, "views": 0, "version": 0})
 
     def check(_):
         return table.get_item(Key=KEY, ConsistentRead=True)["Item"]["views"] == len(names)
 
-    return {name: increment for name in names}, reset, check
+    return {name: optimistic(table, KEY) for name in names}, reset, check
 
 
 def print_runs_per_behaviour(table):

@@ -91,3 +91,19 @@ def keyed_table(client, name, stream=True):
         TableName=name, BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
         **({"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}} if stream else {}))
+
+
+def optimistic(table, key):
+    """A client that increments the item's views with a version check, reading again after each
+    ConditionalCheckFailed (the explorer's tests and `make bench` explore it)."""
+    def increment():
+        while True:
+            item = table.get_item(Key=key, ConsistentRead=True)["Item"]
+            try:
+                table.put_item(Item={**key, "views": item["views"] + 1, "version": item["version"] + 1},
+                               ConditionExpression="version = :v", ExpressionAttributeValues={":v": item["version"]})
+                return item["views"] + 1
+            except ClientError as error:
+                if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                    raise
+    return increment

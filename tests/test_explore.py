@@ -20,6 +20,7 @@ from helpers import fresh_table, plots
 from helpers.explore import ONLY_ORDERS, ExplorationError, Stepper, explore, order_table, outcome_counts, replay
 from helpers.knobs import set_knobs
 from helpers.widgets import step_through
+from support import optimistic
 
 TABLE = "p24-atomic-counters"
 KEY = {"PK": "POST#hello-world", "SK": "STATS"}
@@ -70,21 +71,6 @@ def withdraw(table, amount, guarded):
             return error.response["Error"]["Code"]
         return "paid"
     return client
-
-
-def optimistic(table):
-    """A client that increments with a version check, reading again after each conflict."""
-    def increment():
-        while True:
-            item = table.get_item(Key=KEY, ConsistentRead=True)["Item"]
-            try:
-                table.put_item(Item={**KEY, "views": item["views"] + 1, "version": item["version"] + 1},
-                               ConditionExpression="version = :v", ExpressionAttributeValues={":v": item["version"]})
-                return item["views"] + 1
-            except ClientError as error:
-                if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                    raise
-    return increment
 
 
 # The independent model: the same clients as generators over a dict (each step "read" or "write" of the one item),
@@ -212,7 +198,7 @@ def test_withdrawals_checked_in_code_go_negative_and_the_condition_stops_it(tabl
 
 
 def test_retry_loops_make_orders_of_different_lengths_and_all_of_them_run_once(table):
-    orders = explore({"alice": optimistic(table), "bob": optimistic(table)}, counter(table, version=0),
+    orders = explore({"alice": optimistic(table, KEY), "bob": optimistic(table, KEY)}, counter(table, version=0),
                      lambda _: views(table) == 2, consistency="strong")
     model = model_orders([model_optimistic] * 2, {"views": 0, "version": 0},
                          lambda s: s["views"] == 2 and s["version"] == 2)
@@ -223,7 +209,7 @@ def test_retry_loops_make_orders_of_different_lengths_and_all_of_them_run_once(t
 
 def test_three_optimistic_clients_run_each_of_their_sixty_behaviours_once_and_no_other_run(table):
     names = ["alice", "bob", "carol"]
-    orders = explore({name: optimistic(table) for name in names}, counter(table, version=0),
+    orders = explore({name: optimistic(table, KEY) for name in names}, counter(table, version=0),
                      lambda _: views(table) == 3, consistency="strong")
     model = model_traces([model_optimistic] * 3, {"views": 0, "version": 0},
                          lambda s: s["views"] == 3 and s["version"] == 3)
