@@ -377,11 +377,11 @@ def test_a_booking_checked_in_code_before_a_transaction_is_caught_moving_to_two_
     assert report.schedule == ("alice", "bob", "alice", "bob")
     assert report.message.startswith(
         "alice: GetItem -> bob: GetItem -> alice: TransactWriteItems -> bob: TransactWriteItems: seat 7A is held by "
-        "b1, whose booking says seat 8A, after the calls on it: b1 1A->7A answered True. Why: both of b1's moves "
-        "(1A->7A and 1A->8A) were answered True: guard the old seat in the transaction (holder = :b on the old seat's "
-        "Update, or seat = :from on the booking's), so that the move that comes second is refused; a check made in "
-        "code before the transaction guards nothing (in 2 of the 4 distinct orders in which alice and bob's requests "
-        "can reach DynamoDB, every read strongly consistent)")
+        "b1, whose booking says seat 8A, after the calls on it: b1 1A->7A answered True (in 2 of the 4 distinct orders "
+        "in which alice and bob's requests can reach DynamoDB, every read strongly consistent). Why: both of b1's "
+        "moves (1A->7A and 1A->8A) were answered True: guard the old seat in the transaction (holder = :b on the old "
+        "seat's Update, or seat = :from on the booking's), so that the move that comes second is refused; a check "
+        "made in code before the transaction guards nothing")
 
 
 @pytest.mark.parametrize("guards", [{"guard_old_seat": False}, {"guard_booking": False}], ids=["booking", "old seat"])

@@ -184,7 +184,8 @@ def test_deduping_by_customer_and_amount_is_caught_dropping_a_second_payment_of_
     assert not report.passed
     assert "TOTAL#alice holds 30, but alice's payments (pay-1 30, pay-3 30) add up to 60" in report.message
     assert "(in 1 of the 1 behaviours explored for the consumer)" in report.message
-    assert "Why: two different payments were taken for one. Remember the record's eventID" in report.message
+    assert ("Why: pay-1 and pay-3 are two different payments of 30, and only one was added: they were taken for one. "
+            "Remember the record's eventID") in report.message
 
 
 def test_a_marker_claimed_before_a_separate_add_is_caught_when_the_adds_response_is_lost_and_it_is_sent_again(lab):
@@ -270,7 +271,8 @@ def test_a_notification_decided_from_the_total_under_the_customers_key_passes(la
 
 @pytest.mark.parametrize("wrong, words", [
     (notify_every_time_over, "alice's total reached 130 and alice was told 2 times (in 1 of the 1 behaviours explored "
-                             "for the consumer). Why: each notification is written under a key of its own"),
+                             "for the consumer). Why: alice's notifications are 2 items, each written under a key of its "
+                             "own"),
     (notify_only_when_this_call_crossed, "alice's total reached 130 and alice was never told (in 25 of the 60 "
                                          "places a crash or a lost response can fall in the consumer's requests). "
                                          "Why: the invocation died right after its UpdateItem, which stayed applied; "

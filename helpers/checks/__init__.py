@@ -32,7 +32,7 @@ from ..lab.gate import GATED, Gate, attach as attach_gate
 from ..lab.knobs import AS_WEAK_AS_DYNAMODB, knobs
 from ..lab.trace import tracing
 from ..views.widgets import step_through
-from .why import why
+from .why import own_why, why
 
 SIZES = (2, 5, 10, 20, 50)
 TRIES = 3
@@ -259,7 +259,8 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
     among = (one_client_words(orders, names) if len(scenario.clients) == 1
              else f"distinct orders in which {names}'s requests can reach DynamoDB")
     message = (f"{' -> '.join(told(first)) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
-               f"{among}{strong_words(consistency)}{bound_words(orders)}){why(first, **(telling or {}))}")
+               f"{among}{strong_words(consistency)}{bound_words(orders)})"
+               f"{why(first, **(telling or {})) or own_why(problem)}")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders,
                   consistency, faults), orders
 
@@ -385,7 +386,8 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
                     problem = invariant(state, log[~log["gave_up"]])
                 if problem:
                     calls_word = "call" if n == 1 else "calls"
-                    return Report(exercise, False, f"{problem} (with {n} concurrent {calls_word})", n, log)
+                    return Report(exercise, False, f"{problem} (with {n} concurrent {calls_word}){own_why(problem)}", n,
+                                  log)
     with tracing(False):
         refused = probe(setup()) if probe else None
     if refused:

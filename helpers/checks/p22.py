@@ -1,6 +1,7 @@
 """Checkers for notebook 22 (conditional writes)."""
 from ..lab.tables import fresh_table
 from . import attack
+from .why import Broken
 
 TABLE = "p22-conditional-writes"
 USERNAME = {"PK": "USERNAME#neo", "SK": "USERNAME"}
@@ -118,10 +119,10 @@ def raised_problem(log):
     if not len(errors):
         return None
     (_, card, amount, now), error = errors["args"].iloc[0], errors["error"].iloc[0]
-    why = (". Why: a card that does not exist has no old item, so the refusal carries no 'Item': use "
-           "error.response.get('Item')" if error.startswith("KeyError: 'Item'") else
-           " (a refusal is an answer: return its reason)" if error.startswith("ConditionalCheckFailed") else "")
-    return f"redeem_gift_card raised {error} ({paid(card, amount, now)}){why}"
+    answer = " (a refusal is an answer: return its reason)" if error.startswith("ConditionalCheckFailed") else ""
+    why = ("a card that does not exist has no old item, so the refusal carries no 'Item': use "
+           "error.response.get('Item')" if error.startswith("KeyError: 'Item'") else "")
+    return Broken(f"redeem_gift_card raised {error} ({paid(card, amount, now)}){answer}", why)
 
 
 def answer_problem(row_args, result):
@@ -131,10 +132,11 @@ def answer_problem(row_args, result):
         return f"{paid(card, amount, now)} returned {result!r}: return 'ok' or the reason, one of {', '.join(ANSWERS[1:])}"
     due = rule_refusal(card, now)
     if due and result != due:
-        why = {"expired": ": a card is expired from its expires_at on (expires_at > :now, not >=)",
-               "unknown": ". Why: UpdateItem creates a missing item; a condition on the card's attributes refuses it"
-               }.get(due, "") if result == "ok" else ""
-        return f"{paid(card, amount, now)} was told {result!r}, but {rule_words(card, due)}: expected {due!r}{why}"
+        expired = ": a card is expired from its expires_at on (expires_at > :now, not >=)"
+        why = "UpdateItem creates a missing item; a condition on the card's attributes refuses it"
+        return Broken(f"{paid(card, amount, now)} was told {result!r}, but {rule_words(card, due)}: expected {due!r}"
+                      f"{expired if due == 'expired' and result == 'ok' else ''}",
+                      why if due == "unknown" and result == "ok" else "")
     if not due and result not in ("ok", "insufficient"):
         return (f"{paid(card, amount, now)} was told {result!r}, but the card is active and not expired at {now}: "
                 "expected 'ok' or 'insufficient'")
@@ -152,10 +154,10 @@ def card_problem(table, card, calls):
         return f"card {card} no longer exists after {len(calls)} payments: a payment must never delete the card"
     balance = item["balance"]
     if balance < 0 or balance != start - sum(accepted):
-        why = (". Why: the balance was checked in code, not in the write's ConditionExpression (balance >= :amount)"
+        why = ("the balance was checked in code, not in the write's ConditionExpression (balance >= :amount)"
                if balance < 0 else "")
-        return (f"card {card} holds {balance} after {len(accepted)} accepted payments "
-                f"({', '.join(map(str, accepted)) or 'none'}) from {start}{why}")
+        return Broken(f"card {card} holds {balance} after {len(accepted)} accepted payments "
+                      f"({', '.join(map(str, accepted)) or 'none'}) from {start}", why)
     for args, result in calls:
         if result == "insufficient" and args[2] <= balance:
             why = (": a payment that leaves exactly 0 must be accepted (balance >= :amount, not >)"

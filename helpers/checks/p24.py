@@ -3,6 +3,7 @@ from decimal import Decimal
 
 from ..lab.tables import fresh_table
 from . import CLIENT_NAMES, attack
+from .why import Broken
 
 TABLE = "p24-atomic-counters"
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
@@ -111,8 +112,8 @@ def best_problem(table, player, before, log):
     if stored != best:
         writers = [called(log, i) for i, score, _ in rows if score == stored]
         if isinstance(stored, Decimal) and stored < best and writers:
-            return (f"{player}'s best is {shown(stored)}, not {best}: {' or '.join(writers)} overwrote a higher best "
-                    f"with a lower score. Why: {OVERWRITTEN}")
+            return Broken(f"{player}'s best is {shown(stored)}, not {best}: {' or '.join(writers)} overwrote a higher "
+                          "best with a lower score", OVERWRITTEN)
         return f"{player}'s best is {shown(stored)}, not {best}: store the score itself, as a number, in best"
     return None
 

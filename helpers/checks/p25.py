@@ -10,6 +10,7 @@ from ..lab.gate import is_conflict
 from ..lab.tables import fresh_table
 from ..lab.trace import tracing
 from . import STRONG, Scenario, attack, explored
+from .why import Broken
 
 TABLE = "p25-transactions"
 OPENING = {"A": 100, "B": 100, "C": 0}
@@ -287,8 +288,8 @@ def check_change_seat(change_seat):
                         f"after {calls_on(log, seat)}")
         for seat, holder in holders.items():
             if holder is not None and bookings[holder] != seat:
-                return (f"seat {seat} is held by {holder}, whose booking says seat {bookings[holder]}, after "
-                        f"{calls_on(log, seat)}{moved_twice(log, holder)}")
+                return Broken(f"seat {seat} is held by {holder}, whose booking says seat {bookings[holder]}, after "
+                              f"{calls_on(log, seat)}", moved_twice(log, holder))
         for (_, booking, from_seat, to_seat), moved in zip(log["args"], log["result"]):
             if moved and bookings[booking] != to_seat:
                 return f"a call moving {booking} to {to_seat} returned True, but {booking} is in {bookings[booking]}"
@@ -327,12 +328,12 @@ def orders_held(learner, setup, arguments, invariant):
 
 
 def moved_twice(log, booking):
-    """'. Why: ...' when more than one of `booking`'s moves was answered True, or ''."""
+    """Why a booking holds a seat it left: more than one of `booking`'s moves was answered True; or ''."""
     moves = [f"{from_seat}->{to_seat}" for (_, moving, from_seat, to_seat), moved in zip(log["args"], log["result"])
              if moving == booking and moved]
     if len(moves) < 2:
         return ""
-    return (f". Why: both of {booking}'s moves ({' and '.join(moves)}) were answered True: guard the old seat in the "
+    return (f"both of {booking}'s moves ({' and '.join(moves)}) were answered True: guard the old seat in the "
             "transaction (holder = :b on the old seat's Update, or seat = :from on the booking's), so that the move "
             "that comes second is refused; a check made in code before the transaction guards nothing")
 

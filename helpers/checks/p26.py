@@ -8,6 +8,7 @@ from ..explore import TooManyOrders
 from ..lab.backend import connect
 from ..lab.tables import fresh_table
 from . import attack, exhaustive, explored
+from .why import Broken
 
 TABLE = "p26-unique-constraints"
 CONTESTED = "neo@example.com"
@@ -122,8 +123,8 @@ def crashed(log):
 def split_write(log, problem):
     """The problem, with its cause when a call crashed between two writes that belong together."""
     if problem and crashed(log):
-        return (f"{problem}. Why: {crashed(log)[0]}'s call crashed between its writes, leaving half a sign-up: write "
-                "the profile and its sentinels in one TransactWriteItems, so they happen together or not at all")
+        return Broken(problem, f"{crashed(log)[0]}'s call crashed between its writes, leaving half a sign-up: write "
+                      "the profile and its sentinels in one TransactWriteItems, so they happen together or not at all")
     return problem
 
 
@@ -373,12 +374,12 @@ def both_changes_problem(table, log):
         return f"u0 has the address {email} after being told yes only for {', '.join(told)}"
     problem = table_problem(table)
     if problem and owner_of(table, sentinel_key("u0@example.com")):
-        return (f"{problem}. Why: u0 moved off u0@example.com but its sentinel is still there: release the old "
-                "address (a Delete of its sentinel) in the same transaction as the change")
+        return Broken(problem, "u0 moved off u0@example.com but its sentinel is still there: release the old "
+                      "address (a Delete of its sentinel) in the same transaction as the change")
     if problem and len(told) > 1:
-        return (f"{problem}. Why: both of u0's changes were told yes, and each released u0@example.com: guard the old "
-                "address in the transaction (`user_id = :me` on the old sentinel's Delete, or `email = :old` on the "
-                "profile's Update), so that the change that comes second is refused")
+        return Broken(problem, "both of u0's changes were told yes, and each released u0@example.com: guard the old "
+                      "address in the transaction (`user_id = :me` on the old sentinel's Delete, or `email = :old` on "
+                      "the profile's Update), so that the change that comes second is refused")
     return problem
 
 

@@ -7,6 +7,7 @@ from ..runs.consumer import EventSourceMapping
 from ..lab.tables import fresh_table
 from ..lab.trace import tracing
 from . import Report, as_weak_as, exhaustive, hidden_error, interruptible
+from .why import Broken, own_why
 
 PAYMENTS, TOTALS = "p35-payments", "p35-totals"
 # The exhaustive stage's payments: two of alice's of the same amount (two payments, not one sent twice), one of bob's.
@@ -17,19 +18,13 @@ STRESS_BATCH = 5
 THRESHOLD = 100  # add_and_notify: a customer is told once, when their total first reaches it
 # add_and_notify's exhaustive stage: alice passes 100 with her second payment, and pays again after; bob pays exactly 100.
 NOTIFY_EXPLORED = (("pay-1", "alice", 60), ("pay-2", "bob", 100), ("pay-3", "alice", 50), ("pay-4", "alice", 20))
-SHARED = (". Why: two different payments were taken for one. Remember the record's eventID, which no two records "
-          "share, not what two payments may have in common")
-OLDER_LAST = (". Why: a Kinesis data stream may hand a newer change over before an older one, and the same change "
-              "twice: apply an image only if its version is newer than the one stored, in the write's "
-              "ConditionExpression (`attribute_not_exists(PK) OR version < :v`), comparing numbers")
-AS_TEXT = (". Why: the version was stored and compared as a string, and as strings '10' comes before '9': keep it a "
-           "number, as the record's NewImage has it (`N`)")
+OLDER_LAST = ("a Kinesis data stream may hand a newer change over before an older one, and the same change twice: "
+              "apply an image only if its version is newer than the one stored, in the write's ConditionExpression "
+              "(`attribute_not_exists(PK) OR version < :v`), comparing numbers")
 PRODUCTS, PRICES = "p35-products", "p35-prices"
 # apply_price's exhaustive stage: PRODUCT#1 updated twice; versions 9 and 10 compare the wrong way as strings.
 PRICES_EXPLORED = ((1, 9, 90), (1, 10, 100))
 STRESS_PRODUCTS, STRESS_VERSIONS = 3, 8
-EXACTLY = (". Why: a customer is told when the total reaches 100, and a total of exactly 100 has reached it: compare "
-           "with >= 100, not > 100")
 REFUSAL_RAISED = (". Why: the refusal of your own condition came out of the function (ConditionalCheckFailedException), so "
                   "every delivery of the batch failed the same way. A refused write means this change, or a newer one, "
                   "is there already: catch that code and go on to the next record")
@@ -40,8 +35,6 @@ NO_SEQUENCE_NUMBER = (". Why: a record from a Kinesis data stream has no dynamod
 KEPT_RAISING = (". Why: the function raised on every delivery of the batch (the error is named above), so the mapping "
                 "handed it over again and again and the records after it waited: fix what raises it, and let a refusal "
                 "that means 'done already' end quietly")
-TOLD_AGAIN = (". Why: each notification is written under a key of its own, so a second delivery, or a later payment, "
-              "tells the customer again. Key it by the customer (NOTIFY#<customer>), refused when it exists")
 
 
 @dataclass(frozen=True)
@@ -88,10 +81,23 @@ def totals_problem(totals, payments):
         total = found.get(f"TOTAL#{customer}")
         if total != expected:
             theirs = ", ".join(f"{payment_id} {amount}" for payment_id, who, amount in payments if who == customer)
-            what = ("a payment was added more than once" if isinstance(total, Decimal) and total > expected
-                    else "a payment was never added")
-            return f"TOTAL#{customer} holds {total}, but {customer}'s payments ({theirs}) add up to {expected}: {what}"
+            if isinstance(total, Decimal) and total > expected:
+                return f"TOTAL#{customer} holds {total}, but {customer}'s payments ({theirs}) add up to {expected}: " \
+                       "a payment was added more than once"
+            return Broken(f"TOTAL#{customer} holds {total}, but {customer}'s payments ({theirs}) add up to {expected}: "
+                          "a payment was never added", taken_for_one(customer, expected - (total or 0), payments))
     return None
+
+
+def taken_for_one(customer, missing, payments):
+    """Why a customer's total lacks `missing`: two of their payments of that very amount, one of them not added (taken
+    for the other), or ''."""
+    alike = [payment_id for payment_id, who, amount in payments if who == customer and amount == missing]
+    if len(alike) < 2:
+        return ""
+    return (f"{' and '.join(alike)} are two different payments of {missing}, and only one was added: they were taken "
+            "for one. Remember the record's eventID, which no two records share, not what two payments may have in "
+            "common")
 
 
 def stuck(deliveries):
@@ -127,9 +133,12 @@ def prices_problem(table, updates):
             return f"PRICE#{product} was never written"
         if item.get("price") != price:
             stored = item.get("version")
-            stored = f"'{stored}', a string" if isinstance(stored, str) else stored
-            return (f"PRICE#{product} holds price {item.get('price')} (version {stored}), but its newest version is "
-                    f"{version}, price {price}: an older update was applied after a newer one")
+            text = isinstance(stored, str)
+            why = (f"the version was stored and compared as a string, and as strings '{version}' comes before "
+                   f"'{stored}': keep it a number, as the record's NewImage has it (`N`)" if text else OLDER_LAST)
+            return Broken(f"PRICE#{product} holds price {item.get('price')} (version "
+                          f"{repr(stored) + ', a string' if text else stored}), but its newest version is {version}, "
+                          f"price {price}: an older update was applied after a newer one", why)
     return None
 
 
@@ -144,7 +153,7 @@ def check_add_payment(add_payment):
     """Attack add_payment(table, record): a consumer of the payments stream hands it each record, and the running total
     of each customer (TOTAL#<customer>, attribute `total`) must be the sum of that customer's payments, though the
     mapping hands a batch over again after its invocation failed or died (attack_consumer says how)."""
-    return attack_consumer("add_payment", add_payment, PAYMENTS_FEED, totals_problem, why)
+    return attack_consumer("add_payment", add_payment, PAYMENTS_FEED, totals_problem)
 
 
 @interruptible
@@ -152,7 +161,7 @@ def check_apply_price(apply_price):
     """Attack apply_price(table, record): a consumer of the products table's changes, read as a Kinesis data stream
     (in any order, some twice), hands it each record, and each product's price item (PRICE#<product>) must end with
     the price of the product's newest version (attack_consumer says how)."""
-    return attack_consumer("apply_price", apply_price, PRICES_FEED, prices_problem, why_price)
+    return attack_consumer("apply_price", apply_price, PRICES_FEED, prices_problem)
 
 
 @interruptible
@@ -161,17 +170,17 @@ def check_add_and_notify(add_and_notify):
     with NOTIFY#<customer>) for each customer whose total has reached 100, none for the others (attack_consumer says
     how)."""
     feed = replace(PAYMENTS_FEED, explored=NOTIFY_EXPLORED, right="every customer's total and notification right")
-    return attack_consumer("add_and_notify", add_and_notify, feed, notified_problem, why_told)
+    return attack_consumer("add_and_notify", add_and_notify, feed, notified_problem)
 
 
-def attack_consumer(exercise, function, feed, problem, reason):
+def attack_consumer(exercise, function, feed, problem):
     """Run function(table, record) on the feed's stream as a consumer's handler runs it, for each record of a batch.
     Explored: the feed's explored items in one batch (in every order and with any one twice, for a Kinesis feed), in
     every behaviour, with the invocation dying after each write and (on the lab server) each write's response lost;
     then, as weak as DynamoDB, its stress items in batches of 5, each batch's first invocation failing after the
     function did its work; last, the function meets a table that does not exist. problem(table, items) says what is
-    wrong after every item was delivered (None if nothing); reason(report) ends a failing exhaustive report with its
-    likely cause."""
+    wrong after every item was delivered (None if nothing; Broken words carry their Why, told when the order tells
+    none)."""
     if not callable(function):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {function!r}.")
     lab = connect(quiet=True)
@@ -195,8 +204,6 @@ def attack_consumer(exercise, function, feed, problem, reason):
                               names=("the consumer",), telling={"writer": "invocation", "first": given_up_why})
     if report:
         report.message = report.message.replace("(then the client crashes)", "(then the invocation dies)")
-        if ". Why: " not in report.message:  # nothing in the order's steps told: what the invariant's words show
-            report.message += reason(report)
         return report
     items = feed.stressed()
     with tracing(False):
@@ -205,8 +212,8 @@ def attack_consumer(exercise, function, feed, problem, reason):
             kinesis = ", in any order and some twice" if feed.kinesis else ""
             stage = (f"{len(items)} {feed.noun} in batches of {STRESS_BATCH}{kinesis}, each batch's first invocation "
                      "failing after its records were handled, as weak as DynamoDB")
-            return Report(exercise, False, f"{found} ({stage}){stuck_why(stuck(deliveries))}", len(items), None,
-                          deliveries=deliveries)
+            return Report(exercise, False, f"{found} ({stage}){stuck_why(stuck(deliveries)) or own_why(found)}",
+                          len(items), None, deliveries=deliveries)
         hidden = hidden_error(exercise, function, lambda: feed.setup(feed.explored),
                               lambda table, n: [(table, sample_record(lab, feed.stream))])
     if hidden:
@@ -230,32 +237,29 @@ def notified_problem(table, payments):
         return wrong
     keys = [item["PK"] for item in table.scan(ConsistentRead=True)["Items"]]
     for customer, total in expected_totals(payments).items():
-        told = sum(key.startswith(f"NOTIFY#{customer}") for key in keys)
-        if told != (total >= THRESHOLD):
+        told = [key for key in keys if key.startswith(f"NOTIFY#{customer}")]
+        if len(told) != (total >= THRESHOLD):
             reached = f"reached {total}" if total >= THRESHOLD else f"is {total}, below {THRESHOLD},"
-            return f"{customer}'s total {reached} and {customer} was {times_told(told)}"
+            return Broken(f"{customer}'s total {reached} and {customer} was {times_told(len(told))}",
+                          told_why(customer, total, told))
     return None
+
+
+def told_why(customer, total, told):
+    """Why a customer was told a wrong number of times, from their total and the notification items found, or ''."""
+    if len(told) > 1:
+        return (f"{customer}'s notifications are {len(told)} items, each written under a key of its own, so a second "
+                "delivery, or a later payment, tells the customer again. Key it by the customer (NOTIFY#<customer>), "
+                "refused when it exists")
+    if not told and total == THRESHOLD:
+        return (f"{customer}'s total is exactly {THRESHOLD}, which has reached {THRESHOLD}: compare with >= "
+                f"{THRESHOLD}, not > {THRESHOLD}")
+    return ""
 
 
 def times_told(count):
     """'never told', 'told once', 'told 2 times'."""
     return {0: "never told", 1: "told once"}.get(count, f"told {count} times")
-
-
-def why_told(report):
-    """The likely mistake behind a failing order of add_and_notify's exhaustive stage, or ''."""
-    if "NOTIFY" not in report.message and "told" not in report.message:
-        return why(report)
-    if f"reached {THRESHOLD} and" in report.message and "never told" in report.message:
-        return EXACTLY
-    return "" if "never told" in report.message or "below" in report.message else TOLD_AGAIN
-
-
-def why_price(report):
-    """The likely mistake behind a failing order of apply_price's exhaustive stage, or ''."""
-    if "older update was applied" not in report.message:
-        return ""
-    return AS_TEXT if ", a string)" in report.message else OLDER_LAST
 
 
 def stuck_why(given_up):
@@ -272,11 +276,6 @@ def given_up_why(order):
     deliveries = order["results"].get("the consumer")
     given_up = stuck(deliveries) if hasattr(deliveries, "columns") else None
     return stuck_why(given_up).removeprefix(". Why: ")
-
-
-def why(report):
-    """What the invariant's words show when the order's steps told nothing: two payments taken for one, or ''."""
-    return SHARED if "never added" in report.message else ""
 
 
 def stress(lab, function, problem, feed, items):

@@ -31,6 +31,22 @@ CONFLICT = ("a TransactionConflict means another transaction was using the item 
             "failed: retry a conflict; report only a failed condition")
 
 
+class Broken(str):
+    """An invariant's words for what broke, carrying its own Why (`why`, from what it found stored): a report tells it
+    only when the order's steps tell none, so that a report has one Why."""
+
+    def __new__(cls, words, why=""):
+        broken = super().__new__(cls, words)
+        broken.why = why
+        return broken
+
+
+def own_why(problem):
+    """' Why: ...' of an invariant's Broken words, or ''."""
+    found = getattr(problem, "why", "")
+    return f". Why: {found}" if found else ""
+
+
 def why(order, writer="client", setup="the item as the setup left it", meanings=None, first=None):
     """' Why: ...' for a failing order (a row of an exploration's frame), from its steps, replies, results and history,
     or '' when they show nothing to tell. `writer` names what a client is to the learner ("invocation" for a stream
