@@ -161,8 +161,8 @@ def test_a_decision_on_a_default_read_is_caught_with_its_stale_order_and_its_cau
         "alice: UpdateItem -> alice: GetItem (stale: {PK: 'POST#hello-world', SK: 'STATS'} without alice's "
         "UpdateItem): the calls were told [0] (in 1 of the 2 behaviours explored for alice, which differ in which "
         "reads are answered stale). Why: alice's GetItem was answered {PK: 'POST#hello-world', SK: 'STATS'} without "
-        "alice's UpdateItem. A default GetItem, Query or Scan is eventually consistent: decide on ConsistentRead=True, "
-        "or better, put the check in the write's ConditionExpression")
+        "alice's UpdateItem. A default GetItem, BatchGetItem, Query or Scan is eventually consistent: decide on "
+        "ConsistentRead=True, or better, put the check in the write's ConditionExpression")
     assert report.schedule == ("alice", "alice~1")
 
 

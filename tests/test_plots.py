@@ -290,17 +290,17 @@ def lost_update_figure(lab):
     return plots.cycle_figure(failing), frame
 
 
-def test_an_orders_figure_draws_its_first_failing_order_s_cycle_below_its_rows_only_when_asked(lab):
+def test_an_orders_figure_draws_its_first_failing_order_s_cycle_below_its_rows_unless_told_not_to(lab):
     _, frame = lost_update_figure(lab)
-    drawn = plots.orders(frame, "lose an update", draw_cycle=True)
-    plain = plots.orders(frame, "lose an update")
+    drawn = plots.orders(frame, "lose an update")
+    plain = plots.orders(frame, "lose an update", draw_cycle=False)
     first_failing = 1 + list(frame["ok"]).index(False)
     titles = [note.text for note in drawn.layout.annotations if note.xref == "paper"]
     assert [title.split(",")[0] for title in titles] == [f"Order {first_failing}"]
     assert "A lost update" in titles[0] and drawn.layout.yaxis2.domain[1] < drawn.layout.yaxis.domain[0]
     assert sum(note.showarrow for note in drawn.layout.annotations) == 2
     assert not plain.layout.annotations and plain.layout.height < drawn.layout.height
-    holding = plots.orders(frame[frame["ok"]], "lose an update", draw_cycle=True)
+    holding = plots.orders(frame[frame["ok"]], "lose an update")
     assert not holding.layout.annotations, "no failing order: nothing drawn"
 
 

@@ -77,8 +77,8 @@ def learner_name(op):
 
 
 READS = ("GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems")  # requests that read and never write
-STALE_FIX = ("A default GetItem, Query or Scan is eventually consistent: decide on ConsistentRead=True, or better, put "
-             "the check in the write's ConditionExpression")
+STALE_FIX = ("A default GetItem, BatchGetItem, Query or Scan is eventually consistent: decide on ConsistentRead=True, "
+             "or better, put the check in the write's ConditionExpression")
 INDEX_FIX = ("A read of a global secondary index is always eventually consistent (it refuses ConsistentRead=True): "
              "confirm what it lists with a strongly consistent read of the table, or decide with a condition on an "
              "item keyed by the value")
@@ -86,20 +86,31 @@ INDEX_FIX = ("A read of a global secondary index is always eventually consistent
 
 def diagnosis(recorded, steps=(), requests=()):
     """(anomaly, its cycle in words, the change that breaks it) of the first cycle one order's history shows among its
-    clients' attempts, or None. The order's `steps` and `requests` (its step labels and request summaries) tell which
-    reads were stale and which writes had a condition."""
-    report = analysed(recorded, "attempt")
-    cycles = [(name, cases[0]) for name, cases in report.anomalies.items() if cases[0].cycle is not None]
-    if not cycles:
-        return None
-    name, case = cycles[0]
+    clients' attempts, else among their requests one by one, or None. The order's `steps` and `requests` (its step
+    labels and request summaries) tell which reads were stale and which writes had a condition: where a read was
+    answered stale, only a cycle through a stale read is its cause (a cycle among attempts that read each other's
+    writes is not, when one of them missed its own)."""
     parts = request_parts(recorded)
-    told = [told_step(step, parts, steps, requests) for step in case.cycle.steps]
-    everyday = everyday_name(case.cycle)
-    elle = ("lost-update, a G-single-item cycle" if everyday == "a lost update" and "lost-update" in report.anomalies
-            else f"a {name} cycle")
-    regions = {item_words(step.key).partition(" in ")[2] for step in case.cycle.steps if step.key is not None}
-    return f"{everyday} (Elle: {elle})", "; ".join(words for words, _ in told), cycle_fix(told, len(regions) > 1)
+    for unit in ("attempt", "request"):
+        report = analysed(recorded, unit)
+        for name, cases in report.anomalies.items():
+            case = cases[0]
+            if case.cycle is None:
+                continue
+            told = [told_step(step, parts, steps, requests) for step in case.cycle.steps]
+            if any("(stale:" in label for label in steps) and not any(stale_read(edge) for _, edge in told):
+                continue
+            everyday = everyday_name(case.cycle)
+            elle = ("lost-update, a G-single-item cycle" if everyday == "a lost update" and "lost-update" in
+                    report.anomalies else f"a {name} cycle")
+            regions = {item_words(step.key).partition(" in ")[2] for step in case.cycle.steps if step.key is not None}
+            return f"{everyday} (Elle: {elle})", "; ".join(words for words, _ in told), cycle_fix(told, len(regions) > 1)
+    return None
+
+
+def stale_read(edge):
+    """True when a cycle's edge (told_step's second part) starts or ends at a read answered stale."""
+    return edge[0] == "rw" and edge[5] or edge[0] == "wr" and edge[3]
 
 
 def everyday_name(cycle):
@@ -135,7 +146,7 @@ def told_step(step, parts, labels, requests):
     if step.type == "rw":
         read, at = parts.get((a, step.key, "r", step.value), ("request", 0, a))[:2]
         wrote, then = parts.get((b, step.key, "w", step.value_), ("request", 0, b))[:2]
-        stale = "(stale:" in summary(labels, at)
+        stale = stale_at(labels, at, step.key)
         when = "had already written a newer one, which that read missed" if stale else "wrote a newer version"
         writes = any(client == a and f == "w" for client, _, f, _ in parts)
         return (f"{a}'s {read} read {item} {as_read(step.value, step.key, parts)}; {b}'s {wrote} {when}",
@@ -145,11 +156,17 @@ def told_step(step, parts, labels, requests):
         over = parts.get((a, step.key, "w", step.value), ("request",))[0]
         return f"{b}'s {wrote} wrote {item} over {a}'s", ("ww", wrote, summary(requests, at), over, b, a)
     if step.type == "wr":
-        read = parts.get((b, step.key, "r", step.value), ("request",))[0]
-        return f"{b}'s {read} read {item} {as_read(step.value, step.key, parts)}", ("wr", read)
+        read, at = parts.get((b, step.key, "r", step.value), ("request", 0))[:2]
+        return (f"{b}'s {read} read {item} {as_read(step.value, step.key, parts)}",
+                ("wr", read, summary(requests, at), stale_at(labels, at, step.key)))
     if step.type == "process":
         return f"{a} went on after its own earlier request", ("process",)
     return f"{a} had finished before {b} began", ("realtime",)
+
+
+def stale_at(labels, step, key):
+    """True when the order's step label at `step` says its read of item `key` was answered stale."""
+    return key.partition("}")[0] + "}" in summary(labels, step).partition("(stale: ")[2]
 
 
 def summary(column, step):
@@ -196,8 +213,8 @@ def cycle_fix(steps, regions):
         return (f"{writer}'s {wrote} was checked ({condition}), and the check held though {other}'s {over} had "
                 f"written the item: {other}'s write did not change what the condition tests. Make every write of the "
                 "item change it (raise the version: SET version = version + :one), or test what the writes change")
-    if any("realtime" == edge[0] for _, edge in steps) or any(edge[5] for edge in anti):
-        on_index = any(edge[2].startswith(("Query on ", "Scan on ")) for edge in anti)
+    if any("realtime" == edge[0] for _, edge in steps) or any(stale_read(edge) for _, edge in steps):
+        on_index = any(edge[2].startswith(("Query on ", "Scan on ")) for _, edge in steps if edge[0] in ("rw", "wr"))
         return INDEX_FIX if on_index else STALE_FIX
     if len(anti) >= 2:
         return ("Each write checked only its own item: put a condition on every item the decision read, in one "

@@ -317,15 +317,15 @@ def wrapped(text):
     return "<br>".join(textwrap.wrap(text, OUTCOME_LINE)) or text
 
 
-def orders(frame, broken, outcome=None, draw_cycle=False):
+def orders(frame, broken, outcome=None, draw_cycle=True):
     """Every order an exploration ran: a row per schedule, a cell per request coloured by client.
 
     `broken` says in words what a failing order does ("lose an update"); `outcome(results)` names how
     an order ended (default: what each client returned). With more than ORDERS_UP_TO schedules there is
     one row per distinct outcome, showing its first order and how many orders end that way. A thick
     outline marks the step after which every continuation breaks the invariant (the point of no return);
-    a hatched cell is a request DynamoDB answered with an error. With `draw_cycle`, the minimal cycle of the first
-    failing row whose history shows one is drawn below (with_cycle).
+    a hatched cell is a request DynamoDB answered with an error. The minimal cycle of the first failing row whose
+    history shows one is drawn below (with_cycle; draw_cycle=False leaves it out).
     """
     outcome = outcome or (lambda results: ", ".join(f"{name}: {describe(r)}" for name, r in results.items()))
     frame = frame.assign(outcome=frame["results"].map(outcome))

@@ -211,10 +211,11 @@ def press_run_button(page, button, expected_traces=()):
     return problems
 
 
-def play_by_hand(page, cell, moves, what, shots=None):
+def play_by_hand(page, cell, moves, what, shots=None, says=None):
     """In a step-through panel's cell, press Reset, then the button of each (mover, what it does) in `moves` (its label
     "mover ▶ does ..."), waiting for each step to be listed, until the panel says the invariant is broken; a
-    screenshot after the steps numbered in `shots` ({step number: path}). The problems met, in words."""
+    screenshot after the steps numbered in `shots` ({step number: path}), and after those numbered in `says` the
+    panel must say the words given and no verdict ({step number: words}). The problems met, in words."""
     steps = cell.locator(".widget-html li")
     try:
         cell.scroll_into_view_if_needed()
@@ -229,6 +230,10 @@ def play_by_hand(page, cell, moves, what, shots=None):
             steps.nth(number - 1).wait_for(timeout=RENDER_MS)
             if number in (shots or {}):
                 cell.screenshot(path=shots[number])
+            if number in (says or {}):
+                shown = " ".join(cell.inner_text().split())
+                if says[number] not in shown or "the invariant is BROKEN" in shown or "the invariant holds" in shown:
+                    return [f"after step {number} the panel does not say {says[number]!r} alone: {shown[-300:]!r}"]
         cell.get_by_text("the invariant is BROKEN").wait_for(timeout=RENDER_MS)
     except Exception as failure:  # what a learner would see instead: the panel as it is, in the screenshot
         return [f"playing {what}: {type(failure).__name__}: {str(failure).splitlines()[0]}"]
@@ -373,18 +378,22 @@ def play_interrupt_and_restart(page, screenshots):
 
 LOST_BOOKING_TITLE = "A booking lost between two Regions"
 MRSC_CONFLICT = "bob: PutItem  →  ReplicatedWriteConflictException"  # 34's MRSC race, printed step by step
+ONE_ARRIVAL_PENDING = "1 arrival in another Region still to play: press it for the verdict"
 LOST_BOOKING = [("alice", "GetItem"), ("alice", "PutItem"), ("bob", "GetItem"), ("bob", "PutItem"),
                 ("eu-west-1", "p34-seats"), ("us-east-1", "p34-seats")]  # both checks pass, then each write arrives
 
 
 def play_lost_booking(page, screenshots):
     """In 34's step-through panel, press Reset, then alice's and bob's requests and the two arrivals, each button
-    labelled with what it does; afterwards the panel must call the invariant broken, both told OK, and show FLIGHT#1
-    with one passenger in each Region. Screenshots: after both version checks passed, and at the end."""
+    labelled with what it does; with one arrival still to play the panel gives no verdict and says so; afterwards it
+    must call the invariant broken, both told OK, and show FLIGHT#1 with one passenger in each Region. Screenshots:
+    after both version checks passed, with one arrival pending, and at the end."""
     cell = page.locator(".jp-Cell").filter(has=page.locator(".widget-html", has_text=LOST_BOOKING_TITLE))
     steps = cell.locator(".widget-html li")
+    pending = screenshots / "34-global-tables-one-arrival-pending.png"
     problems = play_by_hand(page, cell, LOST_BOOKING, "the lost booking",
-                            {4: screenshots / "34-global-tables-both-checks-passed.png"})
+                            {4: screenshots / "34-global-tables-both-checks-passed.png", 5: pending},
+                            {5: ONE_ARRIVAL_PENDING})
     played = [" ".join(step.split()) for step in steps.all_inner_texts()]
     if [step.split()[0:2] for step in played] != [[mover, "▶"] for mover, _ in LOST_BOOKING]:
         problems.append(f"the panel lists the steps {played}")

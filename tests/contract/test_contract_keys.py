@@ -66,6 +66,25 @@ def test_a_key_of_the_schema_s_types_still_reads_and_writes(unvalidated_client, 
     assert item == {**good, "x": {"S": "x"}}
 
 
+PUT_KEY_WORDS = {"a number PK": "Type mismatch for key PK expected: S actual: N",
+                 "a map PK": "Type mismatch for key PK expected: S actual: M",
+                 "a string-set PK": "Type mismatch for key PK expected: S actual: SS",
+                 "a list PK": "Type mismatch for key PK expected: S actual: L",
+                 "no SK": "Missing the key SK in the item"}
+
+
+@pytest.mark.parametrize("return_values", ["NONE", "ALL_OLD"])
+@pytest.mark.parametrize("how", sorted(PUT_KEY_WORDS))
+def test_a_put_item_whose_key_does_not_match_the_schema_is_refused_whatever_it_returns(unvalidated_client, table, key,
+                                                                                      how, return_values):
+    """A Map, List or set as a key value was an InternalServerError with ReturnValues=ALL_OLD (the old item looked up
+    before the key was checked), and a missing key attribute "Validation Exception"."""
+    bad = {**wrong_key(key, "put_item", how), "x": {"S": "x"}}
+    response = refusal(unvalidated_client.put_item, TableName=table.name, Item=bad, ReturnValues=return_values)
+    assert response["Error"] == {"Code": "ValidationException",
+                                 "Message": f"One or more parameter values were invalid: {PUT_KEY_WORDS[how]}"}
+
+
 EMPTY_KEY = ("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an "
              "empty string value. Key: {}")  # paritysuite/dynamodb-conformance's captures of real DynamoDB
 

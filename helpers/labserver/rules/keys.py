@@ -8,6 +8,7 @@ from .answers import error
 from ..model.knobs import find_table
 
 KEY_MISMATCH = "The provided key element does not match the schema"
+INVALID = "One or more parameter values were invalid:"
 EMPTY_KEY_VALUE = ("One or more parameter values are not valid. The AttributeValue for a key attribute cannot "
                    "contain an empty {} value. Key: {}")
 
@@ -44,9 +45,30 @@ def empty_key_value(table, key):
 
 
 def item_keys_not_empty(params):
-    """A PutItem whose item has an empty string or binary key value is refused (empty_key_value)."""
+    """A PutItem whose item has an empty string or binary key value is refused (empty_key_value), then one missing a
+    key attribute or holding it as another type (item_key_problem)."""
     table = find_table(params["TableName"])
-    return None if table is None else empty_key_value(table, params["Item"])
+    if table is None:
+        return None
+    return empty_key_value(table, params["Item"]) or item_key_problem(table, params["Item"])
+
+
+def item_key_problem(table, item):
+    """PutItem's ValidationException for an item without a key attribute, or with one of another type than the key
+    schema's, in the words moto gives it without ReturnValues (with ALL_OLD moto looked the item up first: an
+    InternalServerError for a Map, List or set key value, "Validation Exception" for a missing one); else None."""
+    if not isinstance(item, dict):
+        return None
+    for name, wanted in ((table.hash_key_attr, table.hash_key_type), (table.range_key_attr, table.range_key_type)):
+        if name is None:
+            continue
+        value = item.get(name)
+        if value is None:
+            return error("ValidationException", f"{INVALID} Missing the key {name} in the item")
+        if isinstance(value, dict) and len(value) == 1 and wanted not in value:
+            return error("ValidationException",
+                         f"{INVALID} Type mismatch for key {name} expected: {wanted} actual: {next(iter(value))}")
+    return None
 
 
 def key_matches_schema(params):
