@@ -211,6 +211,34 @@ def test_a_long_outcome_is_wrapped_and_the_axis_makes_room_for_it_and_names_a_re
     assert figure.layout.xaxis.title.text == "step (one request reaches DynamoDB, or one record enters its stream)"
 
 
+def test_a_consumers_finding_of_its_shard_is_left_out_and_the_steps_after_it_keep_their_numbers():
+    finding = ("consumer: ListStreams", "consumer: DescribeStream t", "consumer: DescribeStream t",
+               "consumer: GetShardIterator TRIM_HORIZON")
+    frame = pd.DataFrame({
+        "schedule": [("consumer",) * 6, ("consumer",) * 6],
+        "steps": [(*finding, "consumer: GetRecords", "consumer: PutItem"), (*finding, "consumer: GetRecords",
+                                                                            "consumer: UpdateItem")],
+        "answers": [("OK",) * 6] * 2, "results": [{"consumer": 1}, {"consumer": 2}], "ok": [True, False],
+        "doomed_at": [-1, 5]})
+    figure = plots.orders(frame, "count twice")
+    cells = [text.replace("<br>", "") for trace in figure.data if trace.type == "bar" and trace.text
+             for text in trace.text]
+    assert sorted(cells) == ["GetRecords", "GetRecords", "PutItem", "UpdateItem"]
+    assert list(figure.layout.xaxis.ticktext) == ["5", "6"]
+    assert figure.layout.xaxis.title.text.endswith("; steps 1-4, the consumer finding its shard, left out")
+
+
+def test_a_legend_of_many_moves_sits_below_the_title_not_across_it():
+    moves = ("alice", "alice!lost", "alice!crash", "bob", "bob!lost", "bob!crash")
+    frame = pd.DataFrame({"schedule": [moves], "steps": [tuple(f"{move.split('!')[0]}: PutItem" for move in moves)],
+                          "answers": [("OK",) * 6], "results": [{"alice": 1, "bob": 1}], "ok": [False],
+                          "doomed_at": [2]})
+    few = plots.orders(frame.assign(schedule=[("alice",) * 3 + ("bob",) * 3]), "charge twice")
+    many = plots.orders(frame, "charge twice")
+    assert many.layout.margin.t >= few.layout.margin.t + 2 * plots.LEGEND_ROW
+    assert many.layout.height - many.layout.margin.t == few.layout.height - few.layout.margin.t
+
+
 def op(index, process, kind, value, requests):
     """One record of an explored history, as helpers.explore.histories writes it."""
     return {"index": index, "process": process, "type": kind, "f": "txn", "value": value, "requests": requests}

@@ -210,6 +210,10 @@ MOVE_SHADES = {"#1565c0": ("#64b5f6", "#bbdefb"), "#ef6c00": ("#ffb74d", "#ffe0b
 ORDERS_UP_TO = 24
 LONGEST_CELL_WORD = 7  # a longer operation name ("UpdateItem") is split on two lines in its cell
 OUTCOME_LINE = 44  # characters per line of an order's outcome beside its row
+NARROW_OUTCOME_LINE = 24  # ... beside a row of more than ROOMY_STEPS steps, which needs the width for its cells' words
+ROOMY_STEPS = 9
+LEGEND_ROW = 20  # px a row of a horizontal legend takes
+DISCOVERY = ("ListStreams", "DescribeStream", "GetShardIterator")  # a stream consumer's requests finding its shard
 CELL_FONT = 9  # px: every cell's words at least this size, all of a figure's alike
 ARRIVAL_COLOUR = "#ffe082"  # a stream record entering its stream: no client's move
 
@@ -312,9 +316,21 @@ def choice_words(step):
     return step.rpartition(": ")[2].replace(", then ", "<br>+").replace(", ", ",")
 
 
-def wrapped(text):
-    """An order's outcome on lines of at most OUTCOME_LINE characters (plotly's <br>), so that it fits beside its row."""
-    return "<br>".join(textwrap.wrap(text, OUTCOME_LINE)) or text
+def shared_discovery(rows):
+    """How many first steps every row shares that are a stream consumer finding its shard (DISCOVERY), before any
+    point of no return: the same in every order, they tell nothing apart."""
+    first, skip = rows["steps"][0], 0
+    doomed = [at for at in rows["doomed_at"] if at >= 0]
+    while (skip < len(first) and first[skip].split(": ", 1)[-1].split(" ")[0] in DISCOVERY
+           and all(len(steps) > skip and steps[skip] == first[skip] for steps in rows["steps"])
+           and skip < min(doomed, default=skip + 1)):
+        skip += 1
+    return skip
+
+
+def wrapped(text, line=OUTCOME_LINE):
+    """An order's outcome on lines of at most `line` characters (plotly's <br>), so that it fits beside its row."""
+    return "<br>".join(textwrap.wrap(text, line)) or text
 
 
 def orders(frame, broken, outcome=None, draw_cycle=True):
@@ -324,8 +340,9 @@ def orders(frame, broken, outcome=None, draw_cycle=True):
     an order ended (default: what each client returned). With more than ORDERS_UP_TO schedules there is
     one row per distinct outcome, showing its first order and how many orders end that way. A thick
     outline marks the step after which every continuation breaks the invariant (the point of no return);
-    a hatched cell is a request DynamoDB answered with an error. The minimal cycle of the first failing row whose
-    history shows one is drawn below (with_cycle; draw_cycle=False leaves it out).
+    a hatched cell is a request DynamoDB answered with an error. A stream consumer's finding of its shard, the same
+    first steps in every order (shared_discovery), is left out, the steps after it keeping their numbers. The minimal
+    cycle of the first failing row whose history shows one is drawn below (with_cycle; draw_cycle=False leaves it out).
     """
     outcome = outcome or (lambda results: ", ".join(f"{name}: {describe(r)}" for name, r in results.items()))
     frame = frame.assign(outcome=frame["results"].map(outcome))
@@ -340,11 +357,12 @@ def orders(frame, broken, outcome=None, draw_cycle=True):
     clients = list(dict.fromkeys(name for schedule in frame["schedule"] for name in schedule))
     colours = move_colours(clients)
     words = cell_words({label.split(": ", 1)[1] for steps in rows["steps"] for label in steps})
-    figure, legend = go.Figure(), set()
+    figure, legend, skip = go.Figure(), set(), shared_discovery(rows)
     for client in clients:
-        cells = [(names[r], step, label.split(": ", 1)[1], step == rows["doomed_at"][r], rows["answers"][r][step])
+        cells = [(names[r], step - skip, label.split(": ", 1)[1], step == rows["doomed_at"][r],
+                  rows["answers"][r][step])
                  for r in range(len(rows)) for step, label in enumerate(rows["steps"][r])
-                 if rows["schedule"][r][step] == client]
+                 if rows["schedule"][r][step] == client and step >= skip]
         if not cells:
             continue
         y, x, steps, doomed, answers = zip(*cells)
@@ -362,8 +380,10 @@ def orders(frame, broken, outcome=None, draw_cycle=True):
                                            "fgcolor": "white", "size": 10, "solidity": 0.12}},
                        hovertext=[f"{parse_move(client)[0]}: {t} → {a}" for t, a in zip(steps, answers)],
                        hoverinfo="text")
-    longest = max(len(steps) for steps in rows["steps"])
-    labels = [wrapped(("broken: " if not ok else "holds: ") + text) for ok, text in zip(rows["ok"], rows["outcome"])]
+    longest = max(len(steps) for steps in rows["steps"]) - skip
+    line = OUTCOME_LINE if longest <= ROOMY_STEPS else NARROW_OUTCOME_LINE
+    labels = [wrapped(("broken: " if not ok else "holds: ") + text, line)
+              for ok, text in zip(rows["ok"], rows["outcome"])]
     figure.add_scatter(y=names, x=[longest + 0.15] * len(rows), mode="text", showlegend=False, text=labels,
                        textposition="middle right",
                        textfont={"color": [COLOURS["ok"] if ok else COLOURS["lost"] for ok in rows["ok"]]})
@@ -379,17 +399,21 @@ def orders(frame, broken, outcome=None, draw_cycle=True):
     if arrivals:
         step_title = step_title[:-1] + (", or one record enters its stream)" if arrivals == {"stream"} else
                                         ", or one write or record arrives)")
+    if skip:
+        step_title += f"; steps 1-{skip}, the consumer finding its shard, left out"
     lines = max([label.count("<br>") + 1 for label in labels]
                 + [text.count("<br>") + 1 for trace in figure.data if trace.type == "bar" and trace.text
                    for text in trace.text])
-    room = min(OUTCOME_LINE, max(len(line) for label in labels for line in label.split("<br>"))) / 110  # of ~780 px
+    room = min(line, max(len(words) for label in labels for words in label.split("<br>"))) / 110  # of ~780 px
+    entries = sum(trace.showlegend is not False for trace in figure.data)
+    above = LEGEND_ROW * max(0, -(-entries // 2) - 2)  # a legend of more than two rows of two, under the title
     figure.update_layout(
         title={"text": f"{bad} of {len(frame)} distinct orders {broken}" if bad
                else f"None of the {len(frame)} distinct orders {broken}", "y": 0.98, "yanchor": "top"},
-        barmode="overlay", height=150 + (30 if lines == 1 else 16 * lines + 6) * len(rows),
-        margin={"t": 80, "r": 20, "b": 50},
+        barmode="overlay", height=150 + above + (30 if lines == 1 else 16 * lines + 6) * len(rows),
+        margin={"t": 80 + above, "r": 20, "b": 50},
         xaxis={"title": step_title, "range": [-0.1, (longest + 0.3) / (1 - room)], "dtick": 1,
-               "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1) for n in range(longest)]},
+               "tickvals": [n + 0.48 for n in range(longest)], "ticktext": [str(n + 1 + skip) for n in range(longest)]},
         yaxis={"autorange": "reversed", "title": "", "categoryorder": "array", "categoryarray": names},
         legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
         uniformtext={"mode": "show", "minsize": CELL_FONT})

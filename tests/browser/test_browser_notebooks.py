@@ -229,7 +229,7 @@ def play_by_hand(page, cell, moves, what, shots=None, says=None):
             button.click()
             steps.nth(number - 1).wait_for(timeout=RENDER_MS)
             if number in (shots or {}):
-                cell.screenshot(path=shots[number])
+                whole_cell_screenshot(page, cell, shots[number])
             if number in (says or {}):
                 shown = " ".join(cell.inner_text().split())
                 if says[number] not in shown or "the invariant is BROKEN" in shown or "the invariant holds" in shown:
@@ -238,6 +238,18 @@ def play_by_hand(page, cell, moves, what, shots=None, says=None):
     except Exception as failure:  # what a learner would see instead: the panel as it is, in the screenshot
         return [f"playing {what}: {type(failure).__name__}: {str(failure).splitlines()[0]}"]
     return []
+
+
+def whole_cell_screenshot(page, cell, path):
+    """Screenshot a cell whole: the window made as tall as the cell for it (JupyterLab clips a cell taller than its
+    notebook's scrolled panel), then as it was."""
+    viewport = page.viewport_size
+    height = int(cell.bounding_box()["height"]) + 200
+    if height > viewport["height"]:
+        page.set_viewport_size({"width": viewport["width"], "height": min(height, MAX_SCREENSHOT_HEIGHT)})
+    cell.scroll_into_view_if_needed()
+    cell.screenshot(path=path)
+    page.set_viewport_size(viewport)
 
 
 def play_double_booking(page, screenshots):
@@ -399,7 +411,7 @@ def play_lost_booking(page, screenshots):
         problems.append(f"the panel lists the steps {played}")
     if "alice → 'OK', bob → 'OK'" not in cell.inner_text():
         problems.append("the panel does not say both were told OK")
-    cell.screenshot(path=screenshots / "34-global-tables-lost-booking.png")
+    whole_cell_screenshot(page, cell, screenshots / "34-global-tables-lost-booking.png")
     conflict = page.locator(".jp-Cell").filter(has=page.locator(".jp-OutputArea", has_text=MRSC_CONFLICT)).first
     conflict.scroll_into_view_if_needed()
     conflict.screenshot(path=screenshots / "34-global-tables-mrsc-conflict.png")
