@@ -256,10 +256,11 @@ def hidden(steps, results, meanings):
 def stale(steps):
     """A read answered without a write DynamoDB had already acknowledged (an eventually consistent read): a read of the
     table first, which ConsistentRead=True makes strong, then one of an index, which is never strong."""
-    found = [(label, " on " in summary and who(label)[1] in ("Query", "Scan")) for label, summary, _, _ in steps
-             if "(stale: " in label]
-    for label, index in sorted(found, key=lambda found: found[1]):
-        client, operation = who(label)
-        missed = label.split("(stale: ", 1)[1].rstrip(")")
-        return f"{client}'s {operation} was answered {missed}. {INDEX_FIX if index else STALE_FIX}"
-    return ""
+    found = [(" on " in summary and who(label)[1] in ("Query", "Scan"), place, label)
+             for place, (label, summary, _, _) in enumerate(steps) if "(stale: " in label]
+    if not found:
+        return ""
+    index, _, label = min(found)
+    client, operation = who(label)
+    missed = label.split("(stale: ", 1)[1].rstrip(")")
+    return f"{client}'s {operation} was answered {missed}. {INDEX_FIX if index else STALE_FIX}"
