@@ -134,8 +134,8 @@ def prices_problem(table, updates):
         if item.get("price") != price:
             stored = item.get("version")
             text = isinstance(stored, str)
-            why = (f"the version was stored and compared as a string, and as strings '{version}' comes before "
-                   f"'{stored}': keep it a number, as the record's NewImage has it (`N`)" if text else OLDER_LAST)
+            why = (f"the version was stored as a string, and as strings '{version}' comes before '{stored}': keep it "
+                   "a number, as the record's NewImage has it (`N`)" if text and str(version) < stored else OLDER_LAST)
             return Broken(f"PRICE#{product} holds price {item.get('price')} (version "
                           f"{repr(stored) + ', a string' if text else stored}), but its newest version is {version}, "
                           f"price {price}: an older update was applied after a newer one", why)
