@@ -1,10 +1,12 @@
-"""`make bench` (or `python tests/bench_verdicts.py 25 28` for some notebooks): how long a learner waits for each checker's verdict, on the notebooks' own answers.
+"""`make bench` (or `python tests/bench_verdicts.py 25 28` for some notebooks): how long a learner waits for each
+checker's verdict, on the notebooks' own answers.
 
-Every `check_X(answer)` call of every notebook is run again here with the answer as the notebook defines it (its
-imports, functions and constants, nothing else), three times; the median is set beside the budget: a failing verdict
-within 5 s, a passing one within 10 s (the time a learner in a workshop keeps attempting). A call whose verdict is not
-the one the notebook's stored output shows is listed as not reproduced rather than timed: the answer needs more of its
-notebook than its functions. Timings swing with the machine's load, printed with the table; nothing here is asserted.
+Every call of a checker (helpers.checks) in every notebook is run again here with the answer as the notebook defines
+it (its imports, functions, constants and setup assignments, nothing else), three times; the median is set beside the
+budget: a failing verdict within 5 s, a passing one within 10 s (the time a learner in a workshop keeps attempting). A
+call whose verdict is not the one the notebook's stored output shows is listed as not reproduced rather than timed:
+the answer needs more of its notebook than its functions. Timings swing with the machine's load, printed with the
+table; nothing here is asserted.
 """
 import ast
 import json
@@ -26,21 +28,37 @@ RUNS = 3
 CALL = re.compile(r"^\s*(?:\w+\s*=\s*)?(check_\w+)\(([\w, .\-]*)\)\s*$", re.M)
 
 
+SETUP_CALLS = {"connect", "fresh_table", "global_table"}  # what a notebook's setup assigns from: quick, no race
+
+
 def definitions(cells):
-    """The notebook's imports, functions and UPPER_CASE constants, run in one namespace."""
+    """The notebook's imports, functions, UPPER_CASE constants and setup assignments (setup_assignment), run one
+    statement at a time in one namespace."""
     namespace = {}
     for source in cells:
         try:
             tree = ast.parse(source)
         except SyntaxError:
             continue
-        body = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef))
-                or isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets)]
-        try:
-            exec(compile(ast.Module(body=body, type_ignores=[]), "<notebook>", "exec"), namespace)
-        except Exception:  # a constant computed from the lab's state: the calls that need it are not reproduced
-            continue
+        for node in tree.body:
+            if not (isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef)) or setup_assignment(node)):
+                continue
+            try:
+                exec(compile(ast.Module(body=[node], type_ignores=[]), "<notebook>", "exec"), namespace)
+            except Exception:  # made from what a race left: the calls that need it are not reproduced
+                continue
     return namespace
+
+
+def setup_assignment(node):
+    """True for an assignment to names of an UPPER_CASE constant, or of what the lab's setup makes (a connection, a
+    fresh table, a value read from one: `cond_failed = table.meta.client.exceptions...`), calling nothing else."""
+    if not isinstance(node, ast.Assign) or not all(isinstance(target, ast.Name) for target in node.targets):
+        return False
+    if all(target.id.isupper() for target in node.targets):
+        return True
+    calls = [inner for inner in ast.walk(node.value) if isinstance(inner, ast.Call)]
+    return all(isinstance(call.func, ast.Name) and call.func.id in SETUP_CALLS for call in calls)
 
 
 def stored_verdict(cell):
@@ -62,6 +80,8 @@ def calls():
         namespace = definitions(sources)
         for cell, source in zip(cells, sources):
             for checker, arguments in CALL.findall(source):
+                if not (getattr(namespace.get(checker), "__module__", None) or "").startswith("helpers.checks"):
+                    continue  # the notebook's own assertion, not a checker
                 found.append((path.stem[:2], f"{checker}({arguments})", checker,
                               [argument.strip() for argument in arguments.split(",") if argument.strip()],
                               stored_verdict(cell), namespace))
