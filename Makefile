@@ -71,7 +71,7 @@ lab: $(LAB_INSTALLED)
 
 # The book is built first: its browser test opens it (a second build with nothing changed takes seconds).
 test: $(TEST_INSTALLED) book
-	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	time $(BIN)/python -m pytest --nbval $(SANITIZE) -q -rfEs -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
 
 stress: $(TEST_INSTALLED)
 	LAB_STRESS_RUNS=20 $(BIN)/python -m pytest -q -m stress tests/
