@@ -301,6 +301,12 @@ def test_a_lost_update_is_drawn_as_its_g_single_item_cycle_and_titled_with_both_
     assert "G-single-item + lost-update" in figure.layout.title.text
 
 
+def test_a_box_names_each_version_an_attempt_read_once():
+    from helpers.views.cycles import box_text
+    attempt = op(3, "alice", "ok", [["r", X, 0], ["r", X, 0], ["w", X, 1]], ["GetItem", "PutItem"])
+    assert box_text(attempt, {X: "x"}).split("<br>")[1:] == ["read x v0", "wrote x v1"]
+
+
 def lost_update_figure(lab):
     """(the orders figure, with its cycle, of two racy incrementers explored, the frame)."""
     from helpers.explore import explore

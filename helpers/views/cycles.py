@@ -119,10 +119,12 @@ def op_name(op):
 
 def box_text(op, keys):
     """An operation's box: who did what ("alice's GetItem then PutItem"), then what it read, then what it wrote (an
-    item's name and version never split across lines)."""
+    item's name and version never split across lines, each once: an attempt's GetItem and its conditional write read
+    the same version)."""
     said = [op_name(op)]
     for f, verb in (("r", "read"), ("w", "wrote")):
-        items = [f"{keys[k]} {version(v)}".replace(" ", "\u00a0") for g, k, v in op["value"] if g == f]
+        items = list(dict.fromkeys(f"{keys[k]} {version(v)}".replace(" ", "\u00a0") for g, k, v in op["value"]
+                                   if g == f))
         if items:
             said.append(f"{verb} {', '.join(items)}")
     lines = [line.replace("\u00a0", " ") for words in said for line in textwrap.wrap(words, BOX_LINE)]
