@@ -67,7 +67,7 @@ from werkzeug.datastructures import Headers
 from werkzeug.http import http_date
 
 from .. import fidelity
-from . import updates
+from . import conditions, updates  # noqa: F401  (conditions: moto's condition parses kept)
 
 EXPRESSIONS_KEPT = 1024
 REQUEST_ID_ALPHABET = string.ascii_letters + string.digits
