@@ -4,7 +4,7 @@ moto parses a ConditionExpression (or a FilterExpression) at every request, twic
 check the placeholders, its backend to evaluate): over half of a conditional PutItem's cost. A parse reads nothing
 but those three, and what it makes (moto's Op and Func trees) only reads the item it is given, so the same three
 give the same tree: it is made once, from copies of the #names and :values, and shared. What fails to parse is not
-kept, so it fails again as moto fails.
+kept, so it fails again as moto fails; nor is a parse whose :values are long (a kept parse holds them).
 """
 import copy
 from collections import OrderedDict
@@ -12,6 +12,7 @@ from collections import OrderedDict
 from moto.dynamodb import comparisons
 
 CONDITIONS_KEPT = 1024
+VALUES_KEPT_LENGTH = 1024  # a parse is kept only for :values of a repr this long or shorter
 moto_parser = comparisons.ConditionExpressionParser
 PARSED = OrderedDict()  # (expression, #names, repr of :values) -> (tree, #names found, :values found), oldest first
 
@@ -26,6 +27,8 @@ class KeptConditionParser(moto_parser):
             kept = (self.condition_expression, None if names is None else tuple(names.items()), repr(values))
             found = PARSED.get(kept)
         except (TypeError, AttributeError):  # arguments that cannot key the cache: moto's parse answers
+            return super().parse()
+        if len(kept[2]) > VALUES_KEPT_LENGTH:  # a parse holding long values is not worth the memory it would keep
             return super().parse()
         if found is None:
             fresh = moto_parser(self.condition_expression, copy.deepcopy(names), copy.deepcopy(values))

@@ -19,7 +19,7 @@
   that read nothing but the expression, its #names and the table's key run once per combination that
   passes, and a walk that can find nothing to process is not made (see LabUpdateExpressionValidator).
   An expression that reads nothing of the item (each action one top-level name and a :value, as
-  `ADD #v :one`) is validated once per #names and :values; each request gets a copy of that tree.
+  `ADD #v :one`) is validated once per #names and short :values; each request gets a copy of that tree.
 - Identity: the region, access key and account moto reads from the URL, the credential scope of the
   Authorization header and the User-Agent are worked out once per client (the signature after the
   scope is not read by moto's rules; it changes with every request).
@@ -222,9 +222,9 @@ class LabUpdateExpressionValidator(validators.UpdateExpressionValidator):
         except TypeError:  # names that cannot key the cache, or a check's own TypeError: moto's walks answer
             super().__init__(self.expression, **self.arguments)
             return super().validate()
-        kept = None
-        if item_independent(self.expression):
-            kept = (self.expression, names, repr(self.arguments["expression_attribute_values"]), key_attributes)
+        kept, values = None, repr(self.arguments["expression_attribute_values"])
+        if item_independent(self.expression) and len(values) <= VALUES_KEPT_LENGTH:
+            kept = (self.expression, names, values, key_attributes)
             if kept in VALIDATED:
                 VALIDATED.move_to_end(kept)
                 return validated_copy(VALIDATED[kept])
@@ -248,6 +248,7 @@ class LabUpdateExpressionValidator(validators.UpdateExpressionValidator):
 
 
 VALIDATED = OrderedDict()  # (expression, #names, repr of :values, key attributes) -> its validated tree, oldest first
+VALUES_KEPT_LENGTH = 1024  # a tree is kept only for :values of a repr this long or shorter (not a document's)
 ACTIONS = (UpdateExpressionSetAction, UpdateExpressionAddAction, UpdateExpressionRemoveAction,
            UpdateExpressionDeleteAction)
 CONTAINERS = (UpdateExpression, UpdateExpressionSetClause, UpdateExpressionAddClause, UpdateExpressionRemoveClause,
