@@ -34,7 +34,8 @@ def test_the_lab_server_keeps_no_large_value_of_past_expressions(lab):
         with tracing(False):
             for n in range(first, first + times):
                 payload = f"{n:06}" + "x" * 4000
-                table.update_item(Key=key, UpdateExpression="SET payload = :p", ExpressionAttributeValues={":p": payload})
+                table.update_item(Key=key, UpdateExpression="SET payload = :p",
+                                  ExpressionAttributeValues={":p": payload})
                 table.put_item(Item={**key, "payload": payload}, ConditionExpression="payload <> :p",
                                ExpressionAttributeValues={":p": payload + "!"})
 
