@@ -116,3 +116,22 @@ def test_a_value_placeholder_left_undefined_is_named_in_dynamodbs_words(table, k
         "Code": "ValidationException",
         "Message": f"Invalid {kind}: An expression attribute value used in expression is not defined; "
                    f"attribute value: :ten"}
+
+
+def test_the_same_condition_decides_by_each_requests_values_and_names(table, key):
+    """One condition text sent again and again: each request is judged by its own :values, #names and item."""
+    def put(version, seen, name="version"):
+        table.put_item(Item={**key("doc"), "version": version, "other": 1}, ConditionExpression="#v = :seen",
+                       ExpressionAttributeNames={"#v": name}, ExpressionAttributeValues={":seen": seen})
+
+    table.put_item(Item={**key("doc"), "version": 1, "other": 1})
+    put(2, 1)
+    with pytest.raises(ClientError) as refused:
+        put(3, 1)
+    assert refused.value.response["Error"]["Code"] == CONDITION_FAILED
+    put(3, 2)
+    put(4, 1, name="other")
+    with pytest.raises(ClientError) as refused:
+        put(5, 3)
+    assert refused.value.response["Error"]["Code"] == CONDITION_FAILED
+    assert table.get_item(Key=key("doc"), ConsistentRead=True)["Item"]["version"] == 4

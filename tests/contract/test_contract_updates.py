@@ -44,3 +44,22 @@ def test_add_to_a_string_attribute_is_a_validation_error(table, key):
         "Code": "ValidationException",
         "Message": "An operand in the update expression has an incorrect data type"}
     assert table.get_item(Key=key("post"), ConsistentRead=True)["Item"]["views"] == "many"
+
+
+def test_the_same_update_on_two_items_gives_each_its_own_value(table, key):
+    """The same expression and values twice: changing what one item got leaves the other's as sent."""
+    for name in ("first", "second"):
+        table.update_item(Key=key(name), UpdateExpression="SET #m = :m ADD tags :t",
+                          ExpressionAttributeNames={"#m": "meta"},
+                          ExpressionAttributeValues={":m": {"seen": ["a"]}, ":t": {"x"}})
+    table.update_item(Key=key("first"), UpdateExpression="SET meta.seen[1] = :b ADD tags :y",
+                      ExpressionAttributeValues={":b": "b", ":y": {"y"}})
+    first = table.get_item(Key=key("first"), ConsistentRead=True)["Item"]
+    second = table.get_item(Key=key("second"), ConsistentRead=True)["Item"]
+    assert (first["meta"], first["tags"]) == ({"seen": ["a", "b"]}, {"x", "y"})
+    assert (second["meta"], second["tags"]) == ({"seen": ["a"]}, {"x"})
+    table.update_item(Key=key("third"), UpdateExpression="SET #m = :m ADD tags :t",
+                      ExpressionAttributeNames={"#m": "meta"},
+                      ExpressionAttributeValues={":m": {"seen": ["a"]}, ":t": {"x"}})
+    third = table.get_item(Key=key("third"), ConsistentRead=True)["Item"]
+    assert (third["meta"], third["tags"]) == ({"seen": ["a"]}, {"x"})

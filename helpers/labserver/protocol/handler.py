@@ -18,6 +18,8 @@
   classes are kept per check, and each class test is remembered per pair of classes. The three checks
   that read nothing but the expression, its #names and the table's key run once per combination that
   passes, and a walk that can find nothing to process is not made (see LabUpdateExpressionValidator).
+  An expression that reads nothing of the item (each action one top-level name and a :value, as
+  `ADD #v :one`) is validated once per #names and short :values; each request gets a copy of that tree.
 - Identity: the region, access key and account moto reads from the URL, the credential scope of the
   Authorization header and the User-Agent are worked out once per client (the signature after the
   scope is not read by moto's rules; it changes with every request).
@@ -47,8 +49,15 @@ from moto.core.responses import get_service_model
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.parsing import validators
-from moto.dynamodb.parsing.ast_nodes import (DDBTypedValue, DepthFirstTraverser, Node, NoneExistingPath,
-                                             UpdateExpression)
+from moto.dynamodb.parsing.ast_nodes import (DDBTypedValue, DepthFirstTraverser, ExpressionAttribute,
+                                             ExpressionAttributeName, ExpressionAttributeValue, Node, NoneExistingPath,
+                                             UpdateExpression, UpdateExpressionAddAction, UpdateExpressionAddActions,
+                                             UpdateExpressionAddClause, UpdateExpressionDeleteAction,
+                                             UpdateExpressionDeleteActions, UpdateExpressionDeleteClause,
+                                             UpdateExpressionPath, UpdateExpressionRemoveAction,
+                                             UpdateExpressionRemoveActions, UpdateExpressionRemoveClause,
+                                             UpdateExpressionSetAction, UpdateExpressionSetActions,
+                                             UpdateExpressionSetClause, UpdateExpressionValue)
 from moto.dynamodb.parsing.executors import UpdateExpressionExecutor
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.responses import DynamoHandler
@@ -58,7 +67,7 @@ from werkzeug.datastructures import Headers
 from werkzeug.http import http_date
 
 from .. import fidelity
-from . import updates
+from . import conditions, updates  # noqa: F401  (conditions: moto's condition parses kept)
 
 EXPRESSIONS_KEPT = 1024
 REQUEST_ID_ALPHABET = string.ascii_letters + string.digits
@@ -193,19 +202,42 @@ class LabUpdateExpressionValidator(validators.UpdateExpressionValidator):
       once passes again, and one that fails is checked again, so it raises as moto does.
     - Every other processor is skipped when none of its node classes can be in the tree: none is in the
       parsed expression or among MADE_BY_VALIDATION, and it does not watch the walk itself.
+    - A tree that reads nothing of the item (item_independent) validates the same for the same #names,
+      :values and key attributes: its validated tree is kept, and each request gets a copy of it
+      (validated_copy), without copying the parsed tree or setting up moto's processors at all.
     """
 
     def __init__(self, expression, **kwargs):
-        super().__init__(expression, **kwargs)
-        self.expression = expression
+        self.expression, self.arguments = expression, kwargs
+        self.expression_attribute_names = kwargs["expression_attribute_names"]
+        self.table = kwargs["table"]
 
     def validate(self):
         """The validated tree, as moto's validate returns it."""
         names = self.expression_attribute_names
         try:
-            checked(self.expression, None if names is None else tuple(names.items()), tuple(self.table.table_key_attrs))
+            names = None if names is None else tuple(names.items())
+            key_attributes = tuple(self.table.table_key_attrs)
+            checked(self.expression, names, key_attributes)
         except TypeError:  # names that cannot key the cache, or a check's own TypeError: moto's walks answer
+            super().__init__(self.expression, **self.arguments)
             return super().validate()
+        kept, values = None, repr(self.arguments["expression_attribute_values"])
+        if item_independent(self.expression) and len(values) <= VALUES_KEPT_LENGTH:
+            kept = (self.expression, names, values, key_attributes)
+            if kept in VALIDATED:
+                VALIDATED.move_to_end(kept)
+                return validated_copy(VALIDATED[kept])
+        super().__init__(self.expression, **self.arguments)
+        tree = self.walked()
+        if kept is not None:
+            VALIDATED[kept] = validated_copy(tree)
+            if len(VALIDATED) > EXPRESSIONS_KEPT:
+                VALIDATED.popitem(last=False)
+        return tree
+
+    def walked(self):
+        """The tree validated by the walks of the processors that have work in it."""
         tree, classes = self.node_to_validate, node_classes(self.expression)
         copied = nodes_of(tree)
         for processor in self.processors:
@@ -213,6 +245,62 @@ class LabUpdateExpressionValidator(validators.UpdateExpressionValidator):
                 tree = processor.traverse(tree)
         unlink_parents(copied)
         return tree
+
+
+VALIDATED = OrderedDict()  # (expression, #names, repr of :values, key attributes) -> its validated tree, oldest first
+VALUES_KEPT_LENGTH = 1024  # a tree is kept only for :values of a repr this long or shorter (not a document's)
+ACTIONS = (UpdateExpressionSetAction, UpdateExpressionAddAction, UpdateExpressionRemoveAction,
+           UpdateExpressionDeleteAction)
+CONTAINERS = (UpdateExpression, UpdateExpressionSetClause, UpdateExpressionAddClause, UpdateExpressionRemoveClause,
+              UpdateExpressionDeleteClause, UpdateExpressionSetActions, UpdateExpressionAddActions,
+              UpdateExpressionRemoveActions, UpdateExpressionDeleteActions)
+NAMES = (ExpressionAttribute, ExpressionAttributeName)
+
+
+@lru_cache(maxsize=EXPRESSIONS_KEPT)
+def item_independent(expression):
+    """Whether validating a parsed UpdateExpression reads nothing of the item: each action's path is one top-level
+    name (whose look-up can only find it or find it creatable) and each value a :value, so no path is resolved
+    into a value, and no function or operator is evaluated on one."""
+    pending = [expression]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind in CONTAINERS:
+            pending.extend(node.children)
+        elif kind in ACTIONS:
+            path, *values = node.children
+            if (type(path) is not UpdateExpressionPath or len(path.children) != 1 or type(path.children[0]) not in NAMES
+                    or not all(type(value) is ExpressionAttributeValue or (
+                        kind is UpdateExpressionSetAction and type(value) is UpdateExpressionValue
+                        and len(value.children) == 1 and type(value.children[0]) is ExpressionAttributeValue)
+                        for value in values)):
+                return False
+        else:
+            return False
+    return True
+
+
+def validated_copy(node):
+    """A copy of a validated tree that shares nothing an update may change: its nodes new, parentless as validate
+    leaves them, and its values (DynamoType) copied as Item's copy copies them."""
+    copied = object.__new__(type(node))
+    state = node.__dict__.copy()
+    children = node.children
+    if children is not None:
+        state["children"] = [child if isinstance(child, FLAT) else value_copy(child) if isinstance(child, DynamoType)
+                             else validated_copy(child) for child in children]
+    copied.__dict__ = state
+    return copied
+
+
+def value_copy(value):
+    """A DynamoType copied: a flat one as its type and value, any other by deepcopy."""
+    if type(value) is DynamoType and value.type in FLAT_TYPES:
+        flat = DynamoType.__new__(DynamoType)
+        flat.type, flat.value = value.type, value.value
+        return flat
+    return copy.deepcopy(value)
 
 
 NODE_TYPES = {}  # class -> whether it is a Node class
