@@ -329,4 +329,7 @@ def two_region_scenario(name="bench-global"):
 
 
 if __name__ == "__main__":
-    main(*map(int, sys.argv[1:]))
+    if sys.argv[1:] == ["runs"]:  # only the orders run per distinct behaviour
+        print_runs_per_behaviour(fresh_table("p24-atomic-counters", connect(quiet=True)))
+    else:
+        main(*map(int, sys.argv[1:]))

@@ -245,12 +245,12 @@ def independent(first, second):
 
 def happens_before(steps, enablers):
     """Per step of an order ((move, footprint) pairs), the steps before it that it depends on, as a bit set: those it
-    cannot swap with, the step that made it possible (`enablers`, or None), and what those depend on."""
+    cannot swap with, those it needs (`enablers`: a bit set per step), and what those depend on."""
     before = []
     for later, step in enumerate(steps):
         found = 0
         for earlier in range(later):
-            if enablers[later] == earlier or not swaps(steps[earlier], step, True):
+            if enablers[later] >> earlier & 1 or not swaps(steps[earlier], step, True):
                 found |= (1 << earlier) | before[earlier]
         before.append(found)
     return before
@@ -258,10 +258,11 @@ def happens_before(steps, enablers):
 
 def races(steps, enablers, before):
     """(first, second) places of each race of an order: two steps of different clients that do not commute, the second
-    not made possible by the first, and no step ordered after the first and before the second."""
+    not needing the first, and no step ordered after the first and before the second."""
     for later, step in enumerate(steps):
         for earlier in range(later):
-            if (before[later] >> earlier & 1 and enablers[later] != earlier and steps[earlier][1].client != step[1].client
+            if (before[later] >> earlier & 1 and not enablers[later] >> earlier & 1
+                    and steps[earlier][1].client != step[1].client
                     and not swaps(steps[earlier], step, True)
                     and not any(before[between] >> earlier & 1 and before[later] >> between & 1
                                 for between in range(earlier + 1, later))):
