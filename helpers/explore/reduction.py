@@ -258,15 +258,25 @@ def happens_before(steps, enablers):
 
 def races(steps, enablers, before):
     """(first, second) places of each race of an order: two steps of different clients that do not commute, the second
-    not needing the first, and no step ordered after the first and before the second."""
+    not needing the first, and no step ordered after the first and before the second but the first's own transaction's
+    items made visible (a transaction that ended before the second still raced with it for its items: the second may
+    come first)."""
     for later, step in enumerate(steps):
         for earlier in range(later):
             if (before[later] >> earlier & 1 and not enablers[later] >> earlier & 1
                     and steps[earlier][1].client != step[1].client
                     and not swaps(steps[earlier], step, True)
                     and not any(before[between] >> earlier & 1 and before[later] >> between & 1
-                                for between in range(earlier + 1, later))):
+                                and not revealed_by(steps, earlier, between) for between in range(earlier + 1, later))):
                 yield earlier, later
+
+
+def revealed_by(steps, request, step):
+    """True when `step` makes visible an item of the transaction (or write) that step `request` sent."""
+    return (transition(steps[request][0])[1] == "" and transition(steps[step][0])[1] == "+"
+            and steps[request][1].client == steps[step][1].client
+            and all(transition(steps[between][0])[1] == "+" for between in range(request + 1, step)
+                    if steps[between][1].client == steps[request][1].client))
 
 
 def reversed_race(steps, before, earlier, later):
