@@ -97,7 +97,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok",
                                         "write units", "on refused writes", "history"])
     frame = frame.assign(doomed_at=doomed_steps(frame, prints))
-    frame.attrs["runs"] = runs  # orders run, a behaviour each (a run abandoned by the sleep sets counts, no row)
+    frame.attrs["runs"] = runs  # orders run, a behaviour each (a run every move of which slept counts, no row)
     return frame
 
 

@@ -1,9 +1,11 @@
 """Which order runs next. Optimal DPOR (reduction.py): each run follows the points of the order before it, then the
 wake-up tree of the point it branches at (Guided), then the first possible move that does not sleep; after it, its
-races fill the wake-up trees and the deepest point with a branch left is where the next run branches (Search). A
-scenario with arrivals is explored by sleep sets: a prefix of choices, then the first move possible that does not
-sleep (Walk); the depth-first search changes the deepest choice with an untried sibling (next_prefix), as CHESS
-does."""
+races fill the wake-up trees and the deepest point with a branch left is where the next run branches (Search). Every
+exploration runs so, arrivals and transactions of several items included (Guided names arrivals the same in every
+order). Walk is the plain depth-first search by sleep sets alone (Godefroid, 1996: a prefix of choices, then the
+first move possible that does not sleep; next_prefix changes the deepest choice with an untried sibling, as CHESS
+does), which tests/test_explore_optimal.py runs with nothing ever asleep to enumerate every order the reduction is
+checked against."""
 from dataclasses import replace
 from math import factorial, prod
 
