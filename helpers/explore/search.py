@@ -233,7 +233,7 @@ class Search:
                 insert(point.tree, sequence, self.rank, start=1)
         for point in self.points:
             point.new = False
-        return self.advance(len(steps)), self.first_order(steps, before)
+        return self.advance(len(steps)), self.first_order(list(zip(run.taken, walk.prints)), before)
 
     def advance(self, made):
         """Put each finished branch to sleep at its point, from the deepest up, until one has a branch left."""
@@ -250,7 +250,8 @@ class Search:
 
     def first_order(self, steps, before):
         """The places of the steps in the first of their equivalent orders, each point taking the first move possible
-        in the scenario's order (the order the sleep sets' depth-first search runs)."""
+        in the scenario's order (the order the sleep sets' depth-first search runs: arrivals by the lab server's
+        numbers, as it offers them)."""
         order, placed = [], 0
         while len(order) < len(steps):
             ready = [place for place in range(len(steps)) if not placed >> place & 1 and not before[place] & ~placed]
@@ -261,13 +262,15 @@ class Search:
 
 
 def ranking(clients, faults):
-    """The key that orders moves as a point offers them: by client in the scenario's order, then by answer, fault,
-    option or item."""
+    """The key that orders moves as a point offers them: what may arrive first, then by client in the scenario's order,
+    then by answer, fault, option or item."""
     names, words = list(clients), [FAULT_MOVES[fault] for fault in faults]
 
     def rank(move):
         name, kind, place = parse_move(move)
         item = batch_item(move)
+        if kind == "#":
+            return -1, 0, place
         client = names.index(name) if name in names else len(names)
         if item is not None:
             return client, item, place if kind == "~" else 0
