@@ -17,7 +17,8 @@ on top of the work of an order):
 Then orders run per distinct behaviour (goal: at most 1.05; every run the explorer starts counts, a run abandoned as
 a repeat too): three optimistic-locking clients with retry loops (read the version, put version+1 on condition, read
 again on ConditionalCheckFailed: 60 behaviours), and every exploration each notebook's checker calls make (the
-calls bench_verdicts.py times, each run once), beside behaviours per second.
+calls bench_verdicts.py times, each run once), beside behaviours per second (`python tests/bench_explore.py runs`
+prints only these).
 Last, four explorations timed alone (goal: at most 5 s each): the racy clients with their default reads on the model,
 a two-item transfer against a BatchGetItem, a stream consumer (helpers.consumer) handed 3 records in one batch,
 its invocation dying after any one of its 3 writes (the batch then handed over again), and two clients in two Regions
@@ -329,4 +330,7 @@ def two_region_scenario(name="bench-global"):
 
 
 if __name__ == "__main__":
-    main(*map(int, sys.argv[1:]))
+    if sys.argv[1:] == ["runs"]:  # only the orders run per distinct behaviour
+        print_runs_per_behaviour(fresh_table("p24-atomic-counters", connect(quiet=True)))
+    else:
+        main(*map(int, sys.argv[1:]))

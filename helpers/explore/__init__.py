@@ -11,8 +11,8 @@ Two orders are the same (one behaviour) when they differ only by swapping neighb
 requests on different items, or reads of an item that leave no trace (reduction.py). Nothing a learner can
 see tells such orders apart, not an answer, a result or the final state, so the explorer runs one of them: by optimal
 dynamic partial-order reduction (source sets and wake-up trees, Abdulla, Aronis, Jonsson and Sagonas, POPL 2014),
-which starts no run that would repeat a behaviour, or, for a scenario with a replicated write or stream record
-arriving or a transaction or batch of several items made visible, by sleep sets. Racy incrementers, each a GetItem
+which starts no run that would repeat a behaviour, replicated writes and stream records arriving and transactions of
+several items made visible included. Racy incrementers, each a GetItem
 then a PutItem of one counter, have 6 orders for 2 clients and 90 for 3, of which 4 and 36 are distinct (their two
 GetItems, answered the same in either order, commute); three optimistic-locking clients with retry loops have 60
 behaviours, run in 60 runs (a write refused by its condition only read its item). Every count it gives is of
@@ -30,8 +30,8 @@ notebook that asks for it says so). On DynamoDB Local or AWS the explorer can on
 
 Where to look, in the order an exploration runs:
     orders.py       explore(): the depth-first loop over orders, one row per distinct order; doomed_steps
-    search.py       where an order is chosen: run_schedule, Walk (the prefix, then the first move that does not
-                    sleep), Search (optimal DPOR's wake-up trees), next_prefix (sleep sets)
+    search.py       where an order is chosen: run_schedule, Search and Guided (optimal DPOR's wake-up trees), Walk
+                    and next_prefix (sleep sets alone, which the tests run to enumerate every order)
     threads.py      the workers that hold the client threads, one exploration at a time, one CPU
     hold.py         where a request is held (botocore's before-send) and its answer read (needs-retry); choice_point
     run.py          one order in progress (Run), with its mixins making.py (make a move), offers.py (the moves

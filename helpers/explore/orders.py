@@ -10,7 +10,7 @@ from .hold import STREAM_REQUESTS, install_hold, new_session
 from .model import model_server, modelled
 from .moves import FAULTS
 from .reduction import Keys, swaps
-from .search import Search, SleepSetsNeeded, next_prefix, ranking, run_schedule, too_many
+from .search import Search, next_prefix, ranking, run_schedule, too_many
 from .settings import CLIENT_TIMEOUT, DEFAULT_CONSISTENCY, MAX_SCHEDULES
 from .threads import exclusive, working
 
@@ -68,14 +68,8 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
         while prefix is not None:
             if len(rows) == max_schedules:
                 raise too_many(max_schedules, first)
-            try:
-                run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults, keys,
-                                            watch, max_stale, search)
-            except SleepSetsNeeded:  # an arrival, or a transaction of several items: start over by sleep sets
-                if server is not None:
-                    server.post({"settle": True})  # no transaction of the abandoned run stays ongoing
-                rows, prints, prefix, first, search, runs = [], [], [], None, None, 0
-                continue
+            run, choices = run_schedule(clients, reset, prefix, timeout, workers, lab, server, faults, keys, watch,
+                                        max_stale, search)
             runs += 1
             if not watch and STREAM_REQUESTS["seen"] != seen:  # a client reads a stream: start over, watching them
                 watch, rows, prints, prefix, first, runs = True, [], [], [], None, 0
@@ -84,7 +78,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
             if search is None:
                 prefix, order = next_prefix(choices), range(len(run.taken))
             else:
-                more, order = search.finish(run, choices.offered)
+                more, order = search.finish(run, choices)
                 prefix = [] if more else None
             if run.blocked:
                 continue
@@ -103,7 +97,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok",
                                         "write units", "on refused writes", "history"])
     frame = frame.assign(doomed_at=doomed_steps(frame, prints))
-    frame.attrs["runs"] = runs  # orders run, a behaviour each (a run abandoned by the sleep sets counts, no row)
+    frame.attrs["runs"] = runs  # orders run, a behaviour each (a run every move of which slept counts, no row)
     return frame
 
 

@@ -1,4 +1,5 @@
-"""Which orders are one behaviour: moves that commute, and the sleep sets that run each class of orders once.
+"""Which orders are one behaviour: moves that commute, and the races, wake-up trees and sleep sets that run each class
+of orders once.
 
 Two moves commute when they touch no item in common, or only read it: run in either order, they leave the same items,
 the same copies and the same answers. The items a move touches come from its request's body (a Scan or Query
@@ -13,8 +14,9 @@ TransactionConflict whatever its items hold: it commutes with every move but one
 begins another on its items (an item made visible before the last one changes a value it never reads). Moves of one
 client follow each other, except the items of one of its transactions made visible, or of one of its BatchGetItems
 read, which are moves of their own and commute with each other. Which item is the last is a property of the order,
-not of the move, so a write refused before the last item may still be run once for each item that comes last (26's
-two sign-ups with a sentinel: 3 behaviours cancelled in flight, where one per sign-up first would be 2).
+not of the move: two of a transaction's items made visible back to back leave the same state in either order, the
+later one ending it, so a write refused while it is ongoing is one behaviour whichever of its items came last (26's
+two sign-ups with a sentinel: 2 behaviours cancelled in flight, one per sign-up first).
 
 A DynamoDB Streams request reads a stream: GetRecords (and GetShardIterator, but at TRIM_HORIZON) the records it
 holds, which a record entering it changes (an "arrival", helpers/explore/); DescribeStream, ListStreams and
@@ -42,19 +44,20 @@ Orders that differ only by swapping neighbouring moves that commute (one Mazurki
 learner cannot tell them apart by any answer, any result or the final state. The explorer runs one order of each and
 starts no run that repeats one, by optimal dynamic partial-order reduction (Abdulla, Aronis, Jonsson and Sagonas,
 "Optimal dynamic partial order reduction", POPL 2014: source sets and wake-up trees, as Nidhugg does). Once an order
-has run, each race in it (two moves that do not commute, the later one not brought about by the earlier, with no
-move between them ordered after the first and before the second) names an order to try: at the point before the
-first move, the moves after it that do not depend on it, then the second move. That sequence goes into the point's
-wake-up tree unless a move asleep there starts it (`weak_initial`: an order starting with that move ran already)
-or a sequence in the tree already covers it (`insert`); the next run follows the tree. A move of a client with other
-answers (a read's older ones, a fault, a choice's other options) has each of them as a branch of its own where it is
-made. A refused or cancelled write is recorded as a read of its items. Moves are named as schedules name them, so a
-move is the same in two orders. Two kinds of move break what the reduction assumes, that a move does the same in every
-order it is in: a record arriving in a stream or a Region is named by the lab server in the order the records were
-made, which a reordered run changes; and of a transaction's (or batch's) several items made visible, the one made
-last ends it, which one being a property of the order. A scenario with either is explored by sleep sets alone
-(Godefroid, 1996): a sibling tried before sleeps below it until a move that does not commute with it is made, and a
-run in which every possible move sleeps repeats a behaviour already run and is abandoned, uncounted.
+has run, each race in it (two moves that do not commute, the later one not needing the earlier, with no move between
+them ordered after the first and before the second, but the first's own transaction's items made visible) names an
+order to try: at the point before the first move, the moves after it that do not depend on it, then the second move.
+That sequence goes into the point's wake-up tree unless a move asleep there starts it (`weak_initial`: an order
+starting with that move ran already) or a sequence in the tree already covers it (`insert`); the next run follows the
+tree. A move of a client with other answers (a read's older ones, a fault, a choice's other options) has each of them
+as a branch of its own where it is made. A refused or cancelled write is recorded as a read of its items. Moves are
+named as schedules name them, so a move is the same in two orders, but for arrivals, which the lab server numbers in
+the order they were made: the search names a stream record as the k-th of its item's records to reach its stream, and
+a replicated write by the move that sent it (search.Guided.arrivals). What a move needs comes before it in every order
+it is in: the move that made it possible; for a move that meets a transaction the last of its items ended, all of
+that transaction's items made visible (it ended once every one was, whichever came last); for a stream record, every
+write of its table before it (the one that made the record may have made it while an earlier record of its item was
+on its way, so that the record became possible only when that one entered).
 """
 import json
 import re
@@ -245,12 +248,12 @@ def independent(first, second):
 
 def happens_before(steps, enablers):
     """Per step of an order ((move, footprint) pairs), the steps before it that it depends on, as a bit set: those it
-    cannot swap with, the step that made it possible (`enablers`, or None), and what those depend on."""
+    cannot swap with, those it needs (`enablers`: a bit set per step), and what those depend on."""
     before = []
     for later, step in enumerate(steps):
         found = 0
         for earlier in range(later):
-            if enablers[later] == earlier or not swaps(steps[earlier], step, True):
+            if enablers[later] >> earlier & 1 or not swaps(steps[earlier], step, True):
                 found |= (1 << earlier) | before[earlier]
         before.append(found)
     return before
@@ -258,14 +261,25 @@ def happens_before(steps, enablers):
 
 def races(steps, enablers, before):
     """(first, second) places of each race of an order: two steps of different clients that do not commute, the second
-    not made possible by the first, and no step ordered after the first and before the second."""
+    not needing the first, and no step ordered after the first and before the second but the first's own transaction's
+    items made visible (a transaction that ended before the second still raced with it for its items: the second may
+    come first)."""
     for later, step in enumerate(steps):
         for earlier in range(later):
-            if (before[later] >> earlier & 1 and enablers[later] != earlier and steps[earlier][1].client != step[1].client
+            if (before[later] >> earlier & 1 and not enablers[later] >> earlier & 1
+                    and steps[earlier][1].client != step[1].client
                     and not swaps(steps[earlier], step, True)
                     and not any(before[between] >> earlier & 1 and before[later] >> between & 1
-                                for between in range(earlier + 1, later))):
+                                and not revealed_by(steps, earlier, between) for between in range(earlier + 1, later))):
                 yield earlier, later
+
+
+def revealed_by(steps, request, step):
+    """True when `step` makes visible an item of the transaction (or write) that step `request` sent."""
+    return (transition(steps[request][0])[1] == "" and transition(steps[step][0])[1] == "+"
+            and steps[request][1].client == steps[step][1].client
+            and all(transition(steps[between][0])[1] == "+" for between in range(request + 1, step)
+                    if steps[between][1].client == steps[request][1].client))
 
 
 def reversed_race(steps, before, earlier, later):

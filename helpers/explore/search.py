@@ -1,9 +1,11 @@
 """Which order runs next. Optimal DPOR (reduction.py): each run follows the points of the order before it, then the
 wake-up tree of the point it branches at (Guided), then the first possible move that does not sleep; after it, its
-races fill the wake-up trees and the deepest point with a branch left is where the next run branches (Search). A
-scenario with arrivals is explored by sleep sets: a prefix of choices, then the first move possible that does not
-sleep (Walk); the depth-first search changes the deepest choice with an untried sibling (next_prefix), as CHESS
-does."""
+races fill the wake-up trees and the deepest point with a branch left is where the next run branches (Search). Every
+exploration runs so, arrivals and transactions of several items included (Guided names arrivals the same in every
+order). Walk is the plain depth-first search by sleep sets alone (Godefroid, 1996: a prefix of choices, then the
+first move possible that does not sleep; next_prefix changes the deepest choice with an untried sibling, as CHESS
+does), which tests/test_explore_optimal.py runs with nothing ever asleep to enumerate every order the reduction is
+checked against."""
 from dataclasses import replace
 from math import factorial, prod
 
@@ -11,8 +13,8 @@ from .errors import ExplorationError, TooManyOrders
 from .hold import strays_error, watched
 from .model import start_state
 from .moves import FAULT_MOVES, batch_item, parse_move, transition, worth_trying
-from .reduction import (Branch, Keys, asleep, happens_before, independent, insert, races, reversed_race, wake,
-                        weak_initial)
+from .reduction import (EVERYTHING, STREAM_RECORDS, Branch, Keys, asleep, frees, happens_before, independent, insert,
+                        races, reversed_race, wake, weak_initial)
 from .run import Run
 from .steps import Arrival
 
@@ -171,11 +173,6 @@ def too_many(max_schedules, first_run):
         "max_stale=1, for only the orders in which at most one read gets an older answer than the newest).")
 
 
-class SleepSetsNeeded(Exception):
-    """Raised by a guided run that meets an arrival, or an item of a transaction or batch of several made visible: the
-    exploration starts over by sleep sets (reduction.py says why)."""
-
-
 class Point:
     """One point of the order being run, for optimal DPOR: the moves asleep there ((move, footprint, refused)), its
     wake-up tree (the first branch being run), the moves offered there and the requests and items they make."""
@@ -190,6 +187,7 @@ class Search:
 
     def __init__(self, rank):
         self.points, self.rank = [], rank
+        self.arrivals = {}  # (by, item or move that sent it, k) -> the number of the arrival's move, for every run
 
     def point(self, depth, sleep):
         """The point at `depth`: the one the runs before reached, or a new one whose wake-up tree is what the branch
@@ -198,36 +196,44 @@ class Search:
             self.points.append(Point(sleep, self.points[depth - 1].tree[0].after if depth else []))
         return self.points[depth]
 
-    def enablers(self, taken):
-        """Per move of an order, the place of the move that made it possible (None: possible from an earlier point
-        on)."""
+    def enablers(self, steps):
+        """Per step of an order ((move, footprint) pairs), the moves before it that it needs, as a bit set: the one that
+        made it possible; for a stream record, every move before it that wrote its table (the one that made the record
+        may have done so while an earlier record of its item was on its way); for a move that meets a transaction the
+        item made visible last ended, the transaction's other items made visible (it ended once all were)."""
         found = []
-        for place, move in enumerate(taken):
+        for place, (move, print_) in enumerate(steps):
             step, since = transition(move), place
-            while since > 0 and step in self.points[since - 1].possible and transition(taken[since - 1]) != step:
+            while since > 0 and step in self.points[since - 1].possible and transition(steps[since - 1][0]) != step:
                 since -= 1
-            found.append(since - 1 if since else None)
+            needs = 1 << since - 1 if since else 0
+            for stream in (stream for kind, stream in print_.items if kind == STREAM_RECORDS and step[1] == "#"):
+                needs |= sum(1 << earlier for earlier, (_, other) in enumerate(steps[:place])
+                             if other.frees or other.writes and any(same_table(item, stream) for item in other.items))
+            for ended in (earlier for earlier, (_, other) in enumerate(steps[:place]) if frees(other, print_)):
+                needs |= revealed_with(steps, ended)
+            found.append(needs)
         return found
 
-    def finish(self, run, offered):
+    def finish(self, run, walk):
         """After a run: put the sequence each of its races asks for into the wake-up tree of the point before the race,
         and go to the deepest point with a branch left. The second move of a race is tried as its request's first answer
         (its others are branches where it is made: a read moved before a write has other answers there) and with its
-        footprint as offered (`offered`: before it was made; a write refused where it ran may be applied there).
+        footprint as offered (the walk's: before it was made; a write refused where it ran may be applied there).
         Returns (whether a run is left, each move's place in the first of the orders equivalent to it, each point
         taking the first move possible in the scenario's order of clients)."""
-        steps = list(zip(run.taken, run.prints))
-        enablers = self.enablers(run.taken)
+        steps = list(zip(walk.taken, walk.prints))
+        enablers = self.enablers(steps)
         before = happens_before(steps, enablers)
         for earlier, later in races(steps, enablers, before):
-            sequence = reversed_race(steps, before, earlier, later)[:-1] + [(first_answer(run.taken[later]),
-                                                                             offered[later])]
+            sequence = reversed_race(steps, before, earlier, later)[:-1] + [(first_answer(walk.taken[later]),
+                                                                             walk.offered[later])]
             point = self.points[earlier]
             if not any(weak_initial(move, print_, sequence) for move, print_, _ in point.sleep):
                 insert(point.tree, sequence, self.rank, start=1)
         for point in self.points:
             point.new = False
-        return self.advance(len(steps)), self.first_order(steps, before)
+        return self.advance(len(steps)), self.first_order(list(zip(run.taken, walk.prints)), before)
 
     def advance(self, made):
         """Put each finished branch to sleep at its point, from the deepest up, until one has a branch left."""
@@ -244,7 +250,8 @@ class Search:
 
     def first_order(self, steps, before):
         """The places of the steps in the first of their equivalent orders, each point taking the first move possible
-        in the scenario's order (the order the sleep sets' depth-first search runs)."""
+        in the scenario's order (the order the sleep sets' depth-first search runs: arrivals by the lab server's
+        numbers, as it offers them)."""
         order, placed = [], 0
         while len(order) < len(steps):
             ready = [place for place in range(len(steps)) if not placed >> place & 1 and not before[place] & ~placed]
@@ -255,13 +262,15 @@ class Search:
 
 
 def ranking(clients, faults):
-    """The key that orders moves as a point offers them: by client in the scenario's order, then by answer, fault,
-    option or item."""
+    """The key that orders moves as a point offers them: what may arrive first, then by client in the scenario's order,
+    then by answer, fault, option or item."""
     names, words = list(clients), [FAULT_MOVES[fault] for fault in faults]
 
     def rank(move):
         name, kind, place = parse_move(move)
         item = batch_item(move)
+        if kind == "#":
+            return -1, 0, place
         client = names.index(name) if name in names else len(names)
         if item is not None:
             return client, item, place if kind == "~" else 0
@@ -269,6 +278,22 @@ def ranking(clients, faults):
             return client, 0, 1 + words.index(place) if place in words else len(words) + 1
         return client, 0, place if isinstance(place, int) else 0
     return rank
+
+
+def revealed_with(steps, last):
+    """The other items made visible of the transaction whose last item step `last` made visible, as a bit set."""
+    client, found = steps[last][1].client, 0
+    for earlier in range(last - 1, -1, -1):
+        if steps[earlier][1].client == client:
+            if transition(steps[earlier][0])[1] != "+":
+                return found
+            found |= 1 << earlier
+    return found
+
+
+def same_table(item, stream):
+    """True when `item` ((place, key)) is in the table whose stream is `stream` ("<table> in <Region>")."""
+    return item[0] in (stream, stream.partition(" in ")[0]) or item == EVERYTHING
 
 
 def first_answer(move):
@@ -301,6 +326,9 @@ class Guided:
         self.run, self.search, self.max_stale = run, search, max_stale
         self.sleep, self.stale, self.last = [], 0, None
         self.offered = []  # each move's footprint as it was offered, before it was made (as_made)
+        self.taken, self.prints = [], []  # the moves made and their footprints, arrivals named as the search names them
+        self.named, self.served = {}, {}  # an arrival's move as the lab server names it -> the search's, and back
+        self.identities = []  # of the arrivals named so far in this run: (by, item or move that sent it, k)
 
     def next(self):
         """Make moves until one lets a client run: its name; None once the order has ended, or when no move may be made
@@ -316,14 +344,40 @@ class Guided:
             if chosen is None:
                 run.blocked = True
                 return None
-            step, footprint = transition(chosen), run.footprint(chosen)
+            step, footprint = transition(chosen), self.footprint(chosen)
             sleeping = [(move, self.now(move, print_, refused), refused) for move, print_, refused in point.sleep
                         if transition(move) != step]
-            made, going = run.make(chosen, footprint)
+            made, going = run.make(self.served.get(chosen, chosen), footprint)
             self.stale += parse_move(chosen)[1] == "~"
+            self.taken.append(chosen)
             self.last = (made, footprint, sleeping, point)
             if going is not None:
                 return going
+
+    def footprint(self, move):
+        """What `move` touches, an arrival's as the search names it (its own client)."""
+        if move not in self.served:
+            return self.run.footprint(move)
+        return replace(self.run.footprint(self.served[move]), client=move)
+
+    def arrivals(self, moves):
+        """`moves` with each arrival named as the search names it, the same in every order it is in: a stream record as
+        the k-th of its item's records to reach its stream, a replicated write by the move that sent it (the lab
+        server numbers both in the order they were made, which another order changes)."""
+        creator = (transition(self.taken[-1]), sum(transition(move) == transition(self.taken[-1])
+                                                    for move in self.taken)) if self.taken else ("start",)
+        renamed = []
+        for move in moves:
+            if parse_move(move)[1] == "#" and move not in self.named:
+                event = self.run.event(move)
+                origin = (tuple(event["touches"][0]), event["label"].partition(" ")[2]) if event["by"] == "stream" \
+                    else creator
+                identity = (event["by"], origin, sum(known[:2] == (event["by"], origin) for known in self.identities))
+                self.identities.append(identity)
+                name = f"{event['by']}#{self.search.arrivals.setdefault(identity, len(self.search.arrivals) + 1)}"
+                self.named[move], self.served[name] = name, move
+            renamed.append(self.named.get(move, move))
+        return renamed
 
     def now(self, move, print_, refused):
         """A sleeping move's footprint as it stands now (an item made visible frees its transaction only if last);
@@ -340,17 +394,16 @@ class Guided:
         made_print = as_made(footprint, made)
         point.made = (made_print, made_print is not footprint)
         self.sleep = [(move, print_, refused) for move, print_, refused in sleeping if independent(print_, made_print)]
-        self.run.prints.append(made_print)
+        self.prints.append(made_print)
+        self.run.prints.append(replace(made_print, client=self.served[made_print.client])
+                               if made_print.client in self.served else made_print)
         self.offered.append(footprint)
 
     def choose(self):
         """(the point, the move to make there): the branch it runs, else the first possible that does not sleep (None
         when there is none)."""
         run, search = self.run, self.search
-        everything = run.moves(answers=False)
-        if any(parse_move(move)[1] == "#" or parse_move(move)[1] == "+" and parse_move(move)[2] > 0
-               for move in everything):
-            raise SleepSetsNeeded()
+        everything = self.arrivals(run.moves(answers=False))
         offered = tuple(worth_trying(everything))
         point = search.point(len(run.taken), self.sleep)
         if not point.new and point.offered != offered:
@@ -370,7 +423,7 @@ class Guided:
             if transition(other) == transition(move):
                 for alternative in self.answers(other):
                     if alternative != move and alternative not in asleep_here:
-                        insert(point.tree, [(alternative, run.footprint(alternative))], search.rank, start=1)
+                        insert(point.tree, [(alternative, self.footprint(alternative))], search.rank, start=1)
         self.answers(first_level(move))  # the chosen request's answers, as make() reads them
         return point, move
 
@@ -392,7 +445,7 @@ class Guided:
         for first in offered:
             for move in self.answers(first):
                 if move not in asleep_here:
-                    point.tree.insert(0, Branch(move, self.run.footprint(move)))
+                    point.tree.insert(0, Branch(move, self.footprint(move)))
                     return move
         return None
 
