@@ -340,28 +340,30 @@ def moved_twice(log, booking):
 
 TOTAL = sum(OPENING.values())  # what A, B and C hold together: a transfer only moves money between them
 MOVES = (("A", "B", 30), ("B", "A", 20), ("A", "B", 10))
+MOVE_BACKOFF_CAP, MOVE_ATTEMPTS = 0.04, 60  # up to about 2 s of backoff for each of the checker's own transfers
 
 
 def move(table, source, target, amount):
-    """The auditing checker's own transfer: one TransactWriteItems, sent again after a jittered backoff while it
-    meets another transaction; raises after 10 conflicts, having moved nothing."""
+    """The auditing checker's own transfer: one TransactWriteItems, sent again after a jittered backoff (of at most
+    MOVE_BACKOFF_CAP seconds: the movers are the checker's, and the verdict waits on them) while it meets another
+    transaction; raises after MOVE_ATTEMPTS conflicts, having moved nothing."""
     actions = [{"Update": {"TableName": table.name, "Key": key, "UpdateExpression": "SET balance = balance + :a",
                            "ExpressionAttributeValues": {":a": change}}}
                for key, change in ((account_key(source), -amount), (account_key(target), amount))]
-    for attempt in range(10):
+    for attempt in range(MOVE_ATTEMPTS):
         try:
             table.meta.client.transact_write_items(TransactItems=actions)
             return "moved"
         except ClientError as error:
             if not is_conflict(error.response):
                 raise
-            time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
+            time.sleep(random.uniform(0, min(MOVE_BACKOFF_CAP, 0.01 * 2 ** attempt)))
     raise RuntimeError(f"the transfer of {amount} from {source} to {target} kept meeting other transactions")
 
 
 def audits(table, n):
-    """n calls, every other one an audit (the first is) and the rest transfers between A and B."""
-    return [("audit", table) if i % 2 == 0 else ("move", table, *MOVES[i // 2 % len(MOVES)]) for i in range(n)]
+    """n calls, two audits (the first is one) for each transfer between A and B."""
+    return [("audit", table) if i % 3 != 1 else ("move", table, *MOVES[i // 3 % len(MOVES)]) for i in range(n)]
 
 
 def check_total_balance(total_balance):
