@@ -6,6 +6,7 @@ order). Walk is the plain depth-first search by sleep sets alone (Godefroid, 199
 first move possible that does not sleep; next_prefix changes the deepest choice with an untried sibling, as CHESS
 does), which tests/test_explore_optimal.py runs with nothing ever asleep to enumerate every order the reduction is
 checked against."""
+import json
 from dataclasses import replace
 from math import factorial, prod
 
@@ -198,9 +199,10 @@ class Search:
 
     def enablers(self, steps):
         """Per step of an order ((move, footprint) pairs), the moves before it that it needs, as a bit set: the one that
-        made it possible; for a stream record, every move before it that wrote its table (the one that made the record
-        may have done so while an earlier record of its item was on its way); for a move that meets a transaction the
-        item made visible last ended, the transaction's other items made visible (it ended once all were)."""
+        made it possible; for a stream record, every move before it that wrote its item (the one that made the record
+        may have done so while an earlier record of the item was on its way), or its table when the record's item
+        cannot be told, and every transaction's end; for a move that meets a transaction the item made visible last
+        ended, the transaction's other items made visible (it ended once all were)."""
         found = []
         for place, (move, print_) in enumerate(steps):
             step, since = transition(move), place
@@ -208,12 +210,28 @@ class Search:
                 since -= 1
             needs = 1 << since - 1 if since else 0
             for stream in (stream for kind, stream in print_.items if kind == STREAM_RECORDS and step[1] == "#"):
+                values = self.record_key(move)
                 needs |= sum(1 << earlier for earlier, (_, other) in enumerate(steps[:place])
-                             if other.frees or other.writes and any(same_table(item, stream) for item in other.items))
+                             if other.frees or other.writes and any(
+                                 same_table(item, stream) and (values is None or key_values(item[1]) in (values, None))
+                                 for item in other.items))
             for ended in (earlier for earlier, (_, other) in enumerate(steps[:place]) if frees(other, print_)):
                 needs |= revealed_with(steps, ended)
             found.append(needs)
         return found
+
+    def record_key(self, move):
+        """The key values of the item a stream record's move ("stream#3") is about, as strings, from the label the lab
+        server gave its arrival ("{PK: 'ORDER#2'} into orders's stream"); None when they cannot be told."""
+        number = parse_move(move)[2] if parse_move(move)[1] == "#" else None
+        identity = next((identity for identity, known in self.arrivals.items()
+                         if identity[0] == "stream" and str(known) == str(number)), None)
+        if identity is None or not isinstance(identity[1], tuple) or len(identity[1]) != 2:
+            return None
+        key = identity[1][1].partition(" into ")[0]
+        if not (key.startswith("{") and key.endswith("}")):
+            return None
+        return tuple(sorted(part.partition(": ")[2].strip("'") for part in key[1:-1].split(", ")))
 
     def finish(self, run, walk):
         """After a run: put the sequence each of its races asks for into the wake-up tree of the point before the race,
@@ -289,6 +307,19 @@ def revealed_with(steps, last):
                 return found
             found |= 1 << earlier
     return found
+
+
+def key_values(key):
+    """A footprint item's key ('["ORDER#2"]', '[{"S": "ORDER#2"}]') as its values' strings, sorted; None for a whole
+    table ("*") or a key that cannot be read."""
+    try:
+        values = json.loads(key)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(values, list):
+        return None
+    return tuple(sorted(str(next(iter(value.values()))) if isinstance(value, dict) and value else str(value)
+                        for value in values))
 
 
 def same_table(item, stream):

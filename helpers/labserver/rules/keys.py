@@ -57,8 +57,8 @@ def item_key_problem(table, item):
     """PutItem's ValidationException for an item without a key attribute, or with one of another type than the key
     schema's, in the words moto gives it without ReturnValues (with ALL_OLD moto looked the item up first: an
     InternalServerError for a Map, List or set key value, "Validation Exception" for a missing one); else None."""
-    if not isinstance(item, dict):
-        return None
+    if not isinstance(item, dict) or not all(isinstance(value, dict) and len(value) == 1 for value in item.values()):
+        return None  # a value that is not one typed value is a SerializationException, answered later
     for name, wanted in ((table.hash_key_attr, table.hash_key_type), (table.range_key_attr, table.range_key_type)):
         if name is None:
             continue
