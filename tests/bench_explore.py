@@ -39,7 +39,7 @@ from helpers.checks.p25 import OPENING, account_key, fresh_accounts, two_transfe
 from helpers.consumer import EventSourceMapping
 from helpers.explore import explore
 from helpers.explore import orders as explore_orders
-from support import optimistic
+from support import optimistic, two_region_booking
 
 RUNS_GOAL = 1.05
 
@@ -296,37 +296,10 @@ def consumer_scenario():
     return {"consumer": lambda: EventSourceMapping(lab, "p35-payments", add, batch_size=3).drain()}, reset, check
 
 
-def two_region_scenario(name="bench-global"):
-    """(clients, reset, check): alice in us-east-1 and bob in eu-west-1 each read a seat and write it back with a
-    version check (23's pattern), on a global table replicated between the two Regions (MREC)."""
-    lab = connect(quiet=True)
-    us, eu = lab.client_in("us-east-1"), lab.client_in("eu-west-1")
+def two_region_scenario():
+    """support.two_region_booking on the lab, its table made quietly."""
     with tracing(False):
-        if name not in us.list_tables()["TableNames"]:
-            us.create_table(TableName=name, KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-                            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-                            BillingMode="PAY_PER_REQUEST")
-            us.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
-
-    def book(client, holder):
-        version = client.get_item(TableName=name, Key={"PK": "seat"}, ConsistentRead=True)["Item"]["version"]
-        try:
-            client.put_item(TableName=name, Item={"PK": "seat", "version": version + 1, "holder": holder},
-                            ConditionExpression="version = :v", ExpressionAttributeValues={":v": version})
-        except client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
-
-    def reset():
-        for client in (us, eu):
-            client.put_item(TableName=name, Item={"PK": "seat", "version": 1})
-
-    def check(results):
-        written = 1 + results["alice"] + results["bob"]
-        return all(client.get_item(TableName=name, Key={"PK": "seat"}, ConsistentRead=True)["Item"]["version"]
-                   == written for client in (us, eu))
-
-    return {"alice": lambda: book(us, "alice"), "bob": lambda: book(eu, "bob")}, reset, check
+        return two_region_booking(connect(quiet=True))
 
 
 if __name__ == "__main__":

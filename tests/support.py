@@ -1,5 +1,6 @@
 """Test support: functions taken straight from notebooks, what a refusal is, a transaction sent again on a conflict,
-the property tests' Hypothesis settings, and a fresh table keyed by PK (with a stream) for the stream tests."""
+the property tests' Hypothesis settings, a fresh table keyed by PK (with a stream) for the stream tests, and the
+clients the explorer's tests and `make bench` explore."""
 import ast
 import json
 import random
@@ -107,3 +108,34 @@ def optimistic(table, key):
                 if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
                     raise
     return increment
+
+
+def two_region_booking(lab, name="bench-global"):
+    """(clients, reset, check): alice in us-east-1 and bob in eu-west-1 each read a seat strongly and write it back
+    with a version check (23's pattern), on a global table `name` replicated between the two Regions (MREC)."""
+    us, eu = lab.client_in("us-east-1"), lab.client_in("eu-west-1")
+    if name not in us.list_tables()["TableNames"]:
+        us.create_table(TableName=name, KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+                        BillingMode="PAY_PER_REQUEST")
+        us.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
+
+    def book(client, holder):
+        version = client.get_item(TableName=name, Key={"PK": "seat"}, ConsistentRead=True)["Item"]["version"]
+        try:
+            client.put_item(TableName=name, Item={"PK": "seat", "version": version + 1, "holder": holder},
+                            ConditionExpression="version = :v", ExpressionAttributeValues={":v": version})
+        except client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def reset():
+        for client in (us, eu):
+            client.put_item(TableName=name, Item={"PK": "seat", "version": 1})
+
+    def check(results):
+        written = 1 + results["alice"] + results["bob"]
+        return all(client.get_item(TableName=name, Key={"PK": "seat"}, ConsistentRead=True)["Item"]["version"]
+                   == written for client in (us, eu))
+
+    return {"alice": lambda: book(us, "alice"), "bob": lambda: book(eu, "bob")}, reset, check

@@ -3,8 +3,8 @@ and as many rows as there are classes of every order under swapping neighbouring
 
 Every order is run here by the same explorer with its reduction turned off (no search, nothing ever asleep), and
 the orders are grouped by swapping neighbours that commute (reduction.swaps, with each order's own footprints); a
-transaction's items made visible (a batch's read) back to back are one order, the last of them ending it. An arrival is named by what
-arrives (the lab server numbers arrivals in the order they were made, which differs between orders).
+transaction's items made visible (a batch's read) back to back are one order, the last of them ending it. An arrival
+is named by what arrives (the lab server numbers arrivals in the order they were made, which differs between orders).
 """
 import re
 from collections import Counter
@@ -17,6 +17,8 @@ from helpers.explore import explore, item_move
 from helpers.explore import orders as explore_orders
 from helpers.explore import search as explore_search
 from helpers.explore.reduction import swaps
+
+from support import two_region_booking
 
 pytestmark = pytest.mark.usefixtures("knobs_off")
 
@@ -92,35 +94,9 @@ def outcomes(frame):
 
 @pytest.fixture
 def two_regions(lab):
-    """(clients, reset, check): alice in us-east-1 and bob in eu-west-1 each read a seat strongly and write it back
-    with a version check, on a global table replicated between the two Regions (MREC)."""
-    us, eu = lab.client_in("us-east-1"), lab.client_in("eu-west-1")
+    """support.two_region_booking on the lab, its table made quietly."""
     with tracing(False):
-        if TABLE not in us.list_tables()["TableNames"]:
-            us.create_table(TableName=TABLE, KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-                            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-                            BillingMode="PAY_PER_REQUEST")
-            us.update_table(TableName=TABLE, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}])
-
-    def book(client, holder):
-        version = client.get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True)["Item"]["version"]
-        try:
-            client.put_item(TableName=TABLE, Item={"PK": "seat", "version": version + 1, "holder": holder},
-                            ConditionExpression="version = :v", ExpressionAttributeValues={":v": version})
-        except client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
-
-    def reset():
-        for client in (us, eu):
-            client.put_item(TableName=TABLE, Item={"PK": "seat", "version": 1})
-
-    def check(results):
-        written = 1 + results["alice"] + results["bob"]
-        return all(client.get_item(TableName=TABLE, Key={"PK": "seat"}, ConsistentRead=True)["Item"]["version"]
-                   == written for client in (us, eu))
-
-    return {"alice": lambda: book(us, "alice"), "bob": lambda: book(eu, "bob")}, reset, check
+        return two_region_booking(lab, TABLE)
 
 
 @pytest.fixture
