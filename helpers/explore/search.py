@@ -58,18 +58,14 @@ def run_schedule(clients, reset, prefix, timeout, workers, lab, server=None, fau
     return run, choices if search is None else walk
 
 
-class Walk:
-    """The explorer's moves in one run: the prefix's, then the first possible that does not sleep (Run.play makes
-    them on the clients' threads)."""
-
-    def __init__(self, run, prefix, choices, max_stale=None):
-        self.run, self.prefix, self.choices, self.max_stale = run, prefix, choices, max_stale
-        self.sleep, self.stale = [], 0  # stale: the reads given an older answer than the newest so far
-        self.last = None  # (step, footprint, sleep entries as they stood before it) of the move made last
+class Mover:
+    """What Walk and Guided share: the explorer's moves in one run, made until one lets a client run (Run.play makes
+    them on the clients' threads). pick() -> (the move, what take needs of the choice), the move None when none may
+    be made; take(move, that) makes it and returns the client it lets run, or None."""
 
     def next(self):
         """Make moves until one lets a client run: its name; None once no client is held and nothing is on its way
-        (the order has ended), or when every possible move sleeps (run.blocked: a behaviour already run)."""
+        (the order has ended), or when no move may be made (run.blocked: a behaviour already run)."""
         run = self.run
         while True:
             if self.last is not None:
@@ -77,19 +73,38 @@ class Walk:
             run.deliver_unwatched()
             if not run.pending:
                 return None
-            chosen, tried = choose(run, self.prefix, self.choices, self.sleep,
-                                   newest_only=self.max_stale is not None and self.stale >= self.max_stale)
+            chosen, choice = self.pick()
             if chosen is None:
                 run.blocked = True
                 return None
-            step, footprint = transition(chosen), run.footprint(chosen)
-            sleeping = [(entry, every, run.footprint(entry, every)) for entry, every in self.sleep + tried
-                        if transition(entry) != step]  # each as it stands now, before the move
-            made, going = run.make(chosen, footprint)
-            self.stale += parse_move(chosen)[1] == "~"
-            self.last = (made, footprint, sleeping)
+            going = self.take(chosen, choice)
             if going is not None:
                 return going
+
+
+class Walk(Mover):
+    """The explorer's moves in one run: the prefix's, then the first possible that does not sleep."""
+
+    def __init__(self, run, prefix, choices, max_stale=None):
+        self.run, self.prefix, self.choices, self.max_stale = run, prefix, choices, max_stale
+        self.sleep, self.stale = [], 0  # stale: the reads given an older answer than the newest so far
+        self.last = None  # (step, footprint, sleep entries as they stood before it) of the move made last
+
+    def pick(self):
+        """(the prefix's move, or the first possible that does not sleep; the siblings tried before it)."""
+        return choose(self.run, self.prefix, self.choices, self.sleep,
+                      newest_only=self.max_stale is not None and self.stale >= self.max_stale)
+
+    def take(self, chosen, tried):
+        """Make `chosen`, keeping the sleep entries as they stand before it; the client it lets run, or None."""
+        run = self.run
+        step, footprint = transition(chosen), run.footprint(chosen)
+        sleeping = [(entry, every, run.footprint(entry, every)) for entry, every in self.sleep + tried
+                    if transition(entry) != step]  # each as it stands now, before the move
+        made, going = run.make(chosen, footprint)
+        self.stale += parse_move(chosen)[1] == "~"
+        self.last = (made, footprint, sleeping)
+        return going
 
     def after(self, made, footprint, sleeping):
         """Once the clients have settled after a move: the sleep set and footprint it leaves."""
@@ -348,10 +363,9 @@ def first_level(move):
     return name if kind in ("", "~", "?") else move
 
 
-class Guided:
+class Guided(Mover):
     """The explorer's moves in one run under optimal DPOR: each point's branch, the wake-up tree's below the point
-    where it branches, then the first possible move that does not sleep (Run.play makes them on the clients'
-    threads)."""
+    where it branches, then the first possible move that does not sleep."""
 
     def __init__(self, run, search, max_stale=None):
         self.run, self.search, self.max_stale = run, search, max_stale
@@ -361,29 +375,17 @@ class Guided:
         self.named, self.served = {}, {}  # an arrival's move as the lab server names it -> the search's, and back
         self.identities = []  # of the arrivals named so far in this run: (by, item or move that sent it, k)
 
-    def next(self):
-        """Make moves until one lets a client run: its name; None once the order has ended, or when no move may be made
-        (run.blocked)."""
-        run = self.run
-        while True:
-            if self.last is not None:
-                self.after(*self.last)
-            run.deliver_unwatched()
-            if not run.pending:
-                return None
-            point, chosen = self.choose()
-            if chosen is None:
-                run.blocked = True
-                return None
-            step, footprint = transition(chosen), self.footprint(chosen)
-            sleeping = [(move, self.now(move, print_, refused), refused) for move, print_, refused in point.sleep
-                        if transition(move) != step]
-            made, going = run.make(self.served.get(chosen, chosen), footprint)
-            self.stale += parse_move(chosen)[1] == "~"
-            self.taken.append(chosen)
-            self.last = (made, footprint, sleeping, point)
-            if going is not None:
-                return going
+    def take(self, chosen, point):
+        """Make `chosen` at `point`, keeping the point's sleep entries as they stand before it; the client it lets run,
+        or None."""
+        step, footprint = transition(chosen), self.footprint(chosen)
+        sleeping = [(move, self.now(move, print_, refused), refused) for move, print_, refused in point.sleep
+                    if transition(move) != step]
+        made, going = self.run.make(self.served.get(chosen, chosen), footprint)
+        self.stale += parse_move(chosen)[1] == "~"
+        self.taken.append(chosen)
+        self.last = (made, footprint, sleeping, point)
+        return going
 
     def footprint(self, move):
         """What `move` touches, an arrival's as the search names it (its own client)."""
@@ -430,8 +432,8 @@ class Guided:
                                if made_print.client in self.served else made_print)
         self.offered.append(footprint)
 
-    def choose(self):
-        """(the point, the move to make there): the branch it runs, else the first possible that does not sleep (None
+    def pick(self):
+        """(the move to make, the point): the point's branch, else the first possible move that does not sleep (None
         when there is none)."""
         run, search = self.run, self.search
         everything = self.arrivals(run.moves(answers=False))
@@ -443,11 +445,11 @@ class Guided:
             move = point.tree[0].move
             if move not in self.answers(first_level(move)):
                 raise ExplorationError(not_repeatable([(move, ()) for move in run.taken], point.offered, offered))
-            return point, move
+            return move, point
         point.offered, point.possible = offered, frozenset(transition(move) for move in everything)
         move = self.branch(point, offered, everything)
         if move is None:
-            return point, None
+            return None, point
         point.fresh = False
         asleep_here = {entry for entry, _, _ in point.sleep}
         for other in offered:
@@ -456,7 +458,7 @@ class Guided:
                     if alternative != move and alternative not in asleep_here:
                         insert(point.tree, [(alternative, self.footprint(alternative))], search.rank, start=1)
         self.answers(first_level(move))  # the chosen request's answers, as make() reads them
-        return point, move
+        return move, point
 
     def branch(self, point, offered, everything):
         """The move of the point's first branch that can be made here (of `everything` possible, even an item of a
