@@ -125,3 +125,4 @@ class Making:
             if not waiting:
                 return
             self.arrivals = self.server.post({"arrive": {"by": "stream", "id": waiting[0]["id"]}})["arrivals"]
+            self.delivered += 1

@@ -43,7 +43,7 @@ class Offers:
                     moves += self.answers(move) if answers else [move]
             else:
                 if answers and self.reads(held):
-                    held.choices = self.server.choices(held)
+                    held.choices = self.choices(held)
                 moves += held.moves(self.faults)
         return moves
 
@@ -84,7 +84,17 @@ class Offers:
         if not self.reads(held):
             return [name]
         if item is not None:
-            held.item_choices[item] = self.server.choices(held, item)
+            held.item_choices[item] = self.choices(held, item)
             return [move] + [f"{move}~{place}" for place in range(1, len(held.item_choices[item]))]
-        held.choices = self.server.choices(held)
+        held.choices = self.choices(held)
         return held.moves()
+
+    def choices(self, held, item=None):
+        """The answers the model allows the held read (or the item at place `item` of its BatchGetItem) now, asked of
+        the lab server once between two moves: nothing else changes what a read may be answered (but a stream record
+        entering its stream unwatched, counted apart)."""
+        moment = (len(self.taken), self.delivered)
+        asked = held.asked.get(item)
+        if asked is None or asked[0] != moment:
+            asked = held.asked[item] = (moment, self.server.choices(held, item))
+        return asked[1]

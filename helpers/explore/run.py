@@ -44,6 +44,7 @@ class Run(Making, Offers, Footprints):
         self.problem = None  # an ExplorationError a client met (choice_point), raised by the explorer once it ran
         self.arrivals = []  # what may arrive now, as the lab server last said (Arrival)
         self.polls = {}  # (client, stream) -> its reads of the stream since a record last entered it
+        self.delivered = 0  # stream records that entered their streams as no move (deliver_unwatched)
         self.walk = None  # the explorer's Walk when the clients' threads make its moves (play)
         self.workers, self.unstarted = None, []  # play's: the clients not started yet, started one after the other
         self.ended = threading.Event()  # set by the thread that played the last move, or met a failure

@@ -19,6 +19,7 @@ class Request:
         self.items = batch_items(body) if operation == "BatchGetItem" else []
         self.unread = []  # a BatchGetItem read item by item: the places of its items not read yet
         self.item_choices = {}  # and the answers the model allows each of them now
+        self.asked = {}  # item place (None: the request) -> (the moment asked, the model's answers then): Offers.choices
         self.read_last = None  # and the place of the item it read last, with the request itself
         self.versions = None  # {"reads": [...], "writes": [...]}: [item, label, version, exists] (the lab server's)
 
