@@ -98,14 +98,27 @@ def diagnosis(recorded, steps=(), requests=()):
             if case.cycle is None:
                 continue
             told = [told_step(step, parts, steps, requests) for step in case.cycle.steps]
-            if any("(stale:" in label for label in steps) and not any(stale_read(edge) for _, edge in told):
+            stale_edges = [edge for _, edge in told if stale_read(edge)]
+            if any("(stale:" in label for label in steps) and not stale_edges:
                 continue
+            if stale_table_read(steps, requests) and all(on_index(edge[2]) for edge in stale_edges):
+                continue  # the index is never strong: the table read answered stale is the one to make strong
             everyday = everyday_name(case.cycle)
             elle = ("lost-update, a G-single-item cycle" if everyday == "a lost update" and "lost-update" in
                     report.anomalies else f"a {name} cycle")
             regions = {item_words(step.key).partition(" in ")[2] for step in case.cycle.steps if step.key is not None}
             return f"{everyday} (Elle: {elle})", "; ".join(words for words, _ in told), cycle_fix(told, len(regions) > 1)
     return None
+
+
+def stale_table_read(steps, requests):
+    """True when a read of a table (not of an index) was answered stale in an order's steps."""
+    return any("(stale:" in label and not on_index(summary(requests, place)) for place, label in enumerate(steps))
+
+
+def on_index(request):
+    """True for a request summary of a Query or Scan of an index ("Query on GSI1 ...")."""
+    return request.startswith(("Query on ", "Scan on "))
 
 
 def stale_read(edge):
@@ -161,7 +174,14 @@ def told_step(step, parts, labels, requests):
                 ("wr", read, summary(requests, at), stale_at(labels, at, step.key)))
     if step.type == "process":
         return f"{a} went on after its own earlier request", ("process",)
+    if a == b:
+        return f"{a}'s {request_name(step.a)} had finished before its {request_name(step.b)} began", ("realtime",)
     return f"{a} had finished before {b} began", ("realtime",)
+
+
+def request_name(op):
+    """The request an operation of a history made ("DeleteItem"), or "request"."""
+    return (op.get("requests") or ["request"])[0]
 
 
 def stale_at(labels, step, key):
@@ -214,8 +234,8 @@ def cycle_fix(steps, regions):
                 f"written the item: {other}'s write did not change what the condition tests. Make every write of the "
                 "item change it (raise the version: SET version = version + :one), or test what the writes change")
     if any("realtime" == edge[0] for _, edge in steps) or any(stale_read(edge) for _, edge in steps):
-        on_index = any(edge[2].startswith(("Query on ", "Scan on ")) for _, edge in steps if edge[0] in ("rw", "wr"))
-        return INDEX_FIX if on_index else STALE_FIX
+        index = any(on_index(edge[2]) for _, edge in steps if edge[0] in ("rw", "wr"))
+        return INDEX_FIX if index else STALE_FIX
     if len(anti) >= 2:
         return ("Each write checked only its own item: put a condition on every item the decision read, in one "
                 "TransactWriteItems (a ConditionCheck for each item not written)")
