@@ -5,7 +5,7 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
-from helpers.checks import attack, run_at_once, told_moves
+from helpers.checks import SHOWN, attack, run_at_once, told_moves
 from helpers.knobs import knobs
 from helpers.labserver import together
 from helpers.tables import fresh_table
@@ -81,6 +81,24 @@ def test_three_clients_in_the_exhaustive_stage_when_asked(lab):
     report = check_increment(racy_increment, orders_of=3)
     assert report.message.endswith("(in 30 of the 36 distinct orders in which alice, bob and carol's requests can reach "
                                    "DynamoDB, every read strongly consistent)")
+
+
+def test_a_wrong_answer_among_many_orders_ends_the_exploration_at_its_first_failing_orders_and_says_so(lab):
+    report = check_increment(racy_increment, orders_of=4)
+    assert not report.passed
+    assert len(report.orders) == report.orders.attrs["runs"] == SHOWN and report.orders.attrs["stopped"]
+    broken = int((~report.orders["ok"]).sum())
+    assert report.message.endswith(f"(in {broken} of the first {SHOWN} distinct orders in which alice, bob, carol and "
+                                   "dave's requests can reach DynamoDB, every read strongly consistent; the rest were "
+                                   "left unexplored: one failing order is enough)"), report.message
+    assert (report.orders["doomed_at"] == -1).all(), "no point of no return is claimed: not every continuation ran"
+    assert report.figure().layout.title.text == f"{broken} of the first {SHOWN} distinct orders break increment"
+
+
+def test_a_right_answer_among_many_orders_is_explored_whole(lab):
+    report = check_increment(add_increment, orders_of=5)
+    assert report.passed
+    assert "and in all 120 distinct orders of the exhaustive stage" in report.message
 
 
 def test_a_scenario_with_too_many_orders_says_so_and_the_stress_stage_still_runs(lab):

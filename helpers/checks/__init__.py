@@ -38,6 +38,8 @@ SIZES = (2, 5, 10, 20, 50)
 TRIES = 3
 CLIENT_NAMES = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
 STRONG = ", every read strongly consistent"  # what a report adds when its orders were explored with less than DynamoDB
+SHOWN = 45  # orders a failing exploration runs at least (explored): a scenario of as many is explored whole, and its
+# report counts its failing orders among them all; in a larger one a wrong answer's first failing order ends it
 STALE_BOUND = 2  # stale answers per order explored when a scenario has more orders than a checker runs (explored):
 # a decision on one stale read needs one, a stale read-back of what a lagging index listed two
 MISSING_TABLE = "p99-no-such-table"
@@ -209,12 +211,28 @@ def held_in(orders, faults=(), consistency=explore.DEFAULT_CONSISTENCY):
 
 def bound_words(orders):
     """', each with at most 2 stale answers, of more than 1,000 orders in all' when an exploration ran only the orders
-    with at most STALE_BOUND reads answered older than the newest (explored); else ''."""
+    with at most STALE_BOUND reads answered older than the newest (explored), or ', each with no stale answer' when it
+    looked for plainer failing orders (ordered); else ''."""
     bound = orders.attrs.get("max_stale")
     if bound is None:
         return ""
-    answers = "stale answer" if bound == 1 else "stale answers"
-    return f", each with at most {bound} {answers}, of more than {orders.attrs['max_orders']:,} orders in all"
+    more = f", of more than {orders.attrs['max_orders']:,} orders in all" if "max_orders" in orders.attrs else ""
+    return f", each with {stale_count(bound)}{more}"
+
+
+def stopped_words(orders):
+    """'; the rest were left unexplored: one failing order is enough' when the first failing orders ended an
+    exploration, and '; every order with no stale answer holds' when plainer orders were explored and held (ordered)."""
+    words = "; the rest were left unexplored: one failing order is enough" if orders.attrs.get("stopped") else ""
+    plainer = orders.attrs.get("plainer")
+    return words + ("" if plainer is None else f"; every order with {stale_count(plainer)} holds")
+
+
+def stale_count(bound):
+    """'no stale answer', 'at most 1 stale answer', 'at most 2 stale answers'."""
+    if bound == 0:
+        return "no stale answer"
+    return f"at most {bound} stale answer{'' if bound == 1 else 's'}"
 
 
 def strong_words(consistency):
@@ -226,9 +244,13 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
              consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES, telling=None):
     """(a failing Report for the plainest order that breaks, or None; every order explored) of one exploration.
 
-    A scenario with more than max_orders orders on the lab server's model is explored again with only the orders in
-    which at most STALE_BOUND reads get an older answer than the newest (explore's max_stale, as CHESS bounds its
-    preemptions): the plainest failing order has the fewest stale answers anyway, and the reports say so."""
+    The orders are run depth first from the plainest (every client in turn, every read answered with the newest), where
+    a wrong answer meets its first failing orders (ordered): once SHOWN orders have been run, the first that fails
+    ends the exploration, and the plainest failing order is then looked for among the orders with fewer stale answers
+    (plainer). A right answer is explored whole. A scenario with more than max_orders orders on the lab server's model
+    is explored again with only the orders in which at most STALE_BOUND reads get an older answer than the newest
+    (explore's max_stale, as CHESS bounds its preemptions): the plainest failing order has the fewest stale answers
+    anyway, and the reports say so."""
     with tracing(False):
         scenario = Scenario(learner, setup, arguments, invariant, names)
     problems = {}  # id of an order's results -> (problem, log): rows the explorer drops when it starts over stay out
@@ -238,16 +260,19 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
         problems[id(results)] = (scenario.problem, scenario.last_log)
         return held
 
+    def run(**bounds):
+        """The orders explored (within `bounds`), the first failing one ending them once SHOWN have been run."""
+        return explore.explore(scenario.clients, scenario.reset, check, consistency=consistency, faults=faults,
+                               stop_after=SHOWN, **bounds)
+
     try:
-        orders = explore.explore(scenario.clients, scenario.reset, check, max_schedules=max_orders,
-                                 consistency=consistency, faults=faults)
+        orders = ordered(run, max_schedules=max_orders)
     except explore.TooManyOrders:
         if consistency != "dynamodb" or connect(quiet=True).kind != "embedded":
             raise  # no read is answered stale there: bounding them would leave as many orders
-        problems.clear()
-        orders = explore.explore(scenario.clients, scenario.reset, check, max_schedules=max_orders,
-                                 consistency=consistency, faults=faults, max_stale=STALE_BOUND)
-        orders.attrs.update(max_stale=STALE_BOUND, max_orders=max_orders)
+        orders = ordered(run, max_schedules=max_orders, max_stale=STALE_BOUND)
+        orders.attrs.setdefault("max_stale", STALE_BOUND)
+        orders.attrs["max_orders"] = max_orders
     if orders["ok"].all():
         return None, orders
     place = min(orders.index[~orders["ok"]], key=lambda row: plainness(orders["schedule"][row]))
@@ -258,11 +283,35 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
     broken = int((~orders["ok"]).sum())
     among = (one_client_words(orders, names) if len(scenario.clients) == 1
              else f"distinct orders in which {names}'s requests can reach DynamoDB")
-    message = (f"{' -> '.join(told(first)) or 'before any request'}: {problem} (in {broken} of the {len(orders)} "
-               f"{among}{strong_words(consistency)}{bound_words(orders)})"
+    message = (f"{' -> '.join(told(first)) or 'before any request'}: {problem} (in {broken} of the "
+               f"{'first ' if orders.attrs['stopped'] else ''}{len(orders)} {among}{strong_words(consistency)}"
+               f"{bound_words(orders)}{stopped_words(orders)})"
                f"{why(first, **(telling or {})) or own_why(problem)}")
     return Report(exercise, False, message, len(scenario.clients), log, first["schedule"], scenario, orders,
                   consistency, faults), orders
+
+
+def ordered(run, **bounds):
+    """The orders run(**bounds) explored; when the first failing one ended them early and it had stale answers, the
+    orders with fewer stale answers too, bound by bound from none (the plainest failing order has the fewest): the
+    first bound's orders that fail, else the ones run first. attrs: plainer, the most stale answers every order was
+    explored with and held (None if that was not looked at)."""
+    orders = run(**bounds)
+    if not orders.attrs["stopped"]:
+        return orders
+    fewest = min(stale_answers(orders["schedule"][row]) for row in orders.index[~orders["ok"]])
+    for bound in range(fewest):
+        plainer = run(**{**bounds, "max_stale": bound})
+        if not plainer["ok"].all():
+            plainer.attrs.update(max_stale=bound, plainer=bound - 1 if bound else None)
+            return plainer
+    orders.attrs["plainer"] = fewest - 1 if fewest else None
+    return orders
+
+
+def stale_answers(schedule):
+    """How many reads of an order were answered older than the newest."""
+    return sum(explore.parse_move(move)[1] == "~" for move in schedule)
 
 
 def one_client_words(orders, name):

@@ -5,6 +5,7 @@ import pandas as pd
 
 from ..lab import trace
 from ..lab.backend import connect
+from ..lab.waiting import waiting
 from .histories import history
 from .hold import STREAM_REQUESTS, install_hold, new_session
 from .model import model_server, modelled
@@ -33,7 +34,7 @@ def check_clients(clients):
 
 
 def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, timeout=CLIENT_TIMEOUT,
-            consistency=DEFAULT_CONSISTENCY, faults=(), max_stale=None):
+            consistency=DEFAULT_CONSISTENCY, faults=(), max_stale=None, stop_after=None):
     """Run every order in which the clients' requests can reach DynamoDB; one row per schedule.
 
     consistency="dynamodb" (on the lab server) also runs every answer DynamoDB's consistency allows each
@@ -44,6 +45,9 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     model allows ("alice~1"), as CHESS bounds its preemptions: most mistakes show with one stale answer, and a
     scenario with too many orders may have few enough with one. Orders that differ only by commuting moves give
     their reads the same answers, so the bound holds for a behaviour, whichever of its orders is run.
+    stop_after: once this many orders have been run, the first order that fails ends the exploration (a wrong answer
+    needs one; the depth-first search meets its first ones early): frame.attrs["stopped"] is then True when orders were
+    left unexplored, and no step is a point of no return (doomed_at -1: not every continuation was run).
 
     clients: {name: function of no arguments}; every request sent on its thread, through any DynamoDB client built in
     the kernel (hold.py says which), is a step.
@@ -63,7 +67,9 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     install_hold(lab.client)
     rows, prints, prefix, first, keys = [], [], [], None, Keys(lab.client)
     watch, seen, search, runs = False, STREAM_REQUESTS["seen"], Search(ranking(clients, faults)), 0
-    with exclusive(), trace.tracing(False), working(clients) as workers, modelled(server):
+    stopped, failing = False, 0
+    with exclusive(), trace.tracing(False), working(clients) as workers, modelled(server), \
+            waiting("Exploring every order", max_schedules) as progress:
         new_session()
         while prefix is not None:
             if len(rows) == max_schedules:
@@ -72,7 +78,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
                                         max_stale, search)
             runs += 1
             if not watch and STREAM_REQUESTS["seen"] != seen:  # a client reads a stream: start over, watching them
-                watch, rows, prints, prefix, first, runs = True, [], [], [], None, 0
+                watch, rows, prints, prefix, first, runs, failing = True, [], [], [], None, 0, 0
                 search = search and Search(search.rank)
                 continue
             if search is None:
@@ -94,10 +100,15 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
                          "results": results, "ok": bool(check(results)),
                          "write units": run.cost and run.cost[0], "on refused writes": run.cost and run.cost[1],
                          "history": history(steps) if run.modelled else None})
+            failing += not rows[-1]["ok"]
+            progress.tick(len(rows), f", {failing:,} failing" if failing else "")
+            if stop_after is not None and len(rows) >= stop_after and failing:
+                stopped = prefix is not None
+                break
     frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok",
                                         "write units", "on refused writes", "history"])
-    frame = frame.assign(doomed_at=doomed_steps(frame, prints))
-    frame.attrs["runs"] = runs  # orders run, a behaviour each (a run every move of which slept counts, no row)
+    frame = frame.assign(doomed_at=[-1] * len(frame) if stopped else doomed_steps(frame, prints))
+    frame.attrs.update(runs=runs, stopped=stopped)  # orders run, a behaviour each (a run every move of which slept counts, no row)
     return frame
 
 

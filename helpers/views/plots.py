@@ -408,8 +408,9 @@ def orders(frame, broken, outcome=None, draw_cycle=True):
     entries = sum(trace.showlegend is not False for trace in figure.data)
     above = LEGEND_ROW * max(0, -(-entries // 2) - 2)  # a legend of more than two rows of two, under the title
     figure.update_layout(
-        title={"text": f"{bad} of {len(frame)} distinct orders {broken}" if bad
-               else f"None of the {len(frame)} distinct orders {broken}", "y": 0.98, "yanchor": "top"},
+        title={"text": f"{bad} of {'the first ' if frame.attrs.get('stopped') else ''}{len(frame)} distinct orders "
+                       f"{broken}" if bad else f"None of the {len(frame)} distinct orders {broken}",
+               "y": 0.98, "yanchor": "top"},
         barmode="overlay", height=150 + above + (30 if lines == 1 else 16 * lines + 6) * len(rows),
         margin={"t": 80 + above, "r": 20, "b": 50},
         xaxis={"title": step_title, "range": [-0.1, (longest + 0.3) / (1 - room)], "dtick": 1,
