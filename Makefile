@@ -95,9 +95,10 @@ wheelhouse: $(LAB_INSTALLED)
 guide: $(LAB_INSTALLED)
 	$(BIN)/python tools/guide.py
 
-# The checkers these runs make are recorded in build/, never in the learner's own progress file.
+# The checkers these runs make are recorded in build/, never in the learner's own progress file; no progress bar is
+# stored (helpers/lab/waiting.py: it would depend on the machine's speed).
 notebooks: $(LAB_INSTALLED)
-	DYNAMODB_LAB_PROGRESS=$(CURDIR)/build/make-notebooks-progress.json \
+	DYNAMODB_LAB_PROGRESS=$(CURDIR)/build/make-notebooks-progress.json DYNAMODB_LAB_PROGRESS_BAR=off \
 		$(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
 
 # Re-pin every set after editing an input file, keeping the locked versions that still fit (`make upgrade` moves them).

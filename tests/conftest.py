@@ -11,6 +11,7 @@ import pytest
 
 from helpers import connect, tracing
 from helpers.knobs import reset_knobs
+from helpers.lab import waiting
 
 STRESS_RUNS = int(os.environ.get("LAB_STRESS_RUNS", "1"))
 PROGRESS_VARIABLE = "DYNAMODB_LAB_PROGRESS"
@@ -18,10 +19,12 @@ SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
 
 
 def pytest_configure(config):
-    """Kernels, servers and checkers started by this test run record progress in a temporary file; the run's
-    browser screenshots go to build/screenshots/, emptied once as the run starts (by xdist's controller)."""
+    """Kernels, servers and checkers started by this test run record progress in a temporary file, and show no
+    progress bar (nbval compares outputs that must not depend on the machine's speed); the run's browser screenshots
+    go to build/screenshots/, emptied once as the run starts (by xdist's controller)."""
     config.progress_dir = tempfile.mkdtemp(prefix="lab-progress-")
     os.environ[PROGRESS_VARIABLE] = os.path.join(config.progress_dir, "progress.json")
+    os.environ[waiting.SWITCH] = "off"
     config.screenshots_dir = SCREENSHOTS
     if not hasattr(config, "workerinput"):
         shutil.rmtree(SCREENSHOTS, ignore_errors=True)

@@ -306,3 +306,47 @@ def test_a_server_killed_during_a_run_button_race_is_said_once_in_words_in_the_p
     """)
     assert shown.startswith("The lab server stopped (exit status -9: killed by SIGKILL). A fresh lab server now runs")
     assert "|" not in shown and "botocore" not in shown and shown.count("The lab server stopped") == 1
+
+
+LONG_EXPLORATION = """
+    import time
+    from helpers.explore import explore
+    KEY = {"PK": "COUNTER#1", "SK": "VIEWS"}
+
+    def once():
+        views = table.get_item(Key=KEY)["Item"]["views"]
+        table.put_item(Item={**KEY, "views": views + 1})
+
+    orders = explore({"alice": once, "bob": once}, lambda: table.put_item(Item={**KEY, "views": 0}),
+                     check=lambda results: time.sleep(0.6) or True)  # a slow check: the exploration takes 2 s or more
+    print(len(orders))
+"""
+
+
+@pytest.fixture
+def kernel_with_bar(progress_file):
+    """A kernel as a learner's JupyterLab starts it (the progress bar on), that has run the lab's Setup."""
+    for kernel in started_kernel({"DYNAMODB_LAB_PROGRESS": str(progress_file), "DYNAMODB_LAB_PROGRESS_BAR": ""}):
+        kernel.printed(SETUP)
+        yield kernel
+
+
+def test_an_exploration_longer_than_two_seconds_shows_a_progress_bar_and_removes_it_when_done(kernel_with_bar):
+    reply, outputs = kernel_with_bar.run(LONG_EXPLORATION)
+    assert reply["status"] == "ok", reply
+    shown = [m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] for m in outputs
+             if m["msg_type"] == "display_data"]
+    assert len(shown) == 1, "one bar, shown once the exploration had run two seconds"
+    said = [m["content"]["data"]["state"].get("value") for m in outputs
+            if m["msg_type"] == "comm_msg" and m["content"]["data"].get("method") == "update"]
+    assert any(str(words).startswith("Exploring every order: ") and "Interrupt" in str(words) for words in said), said
+    assert shown[0] in [m["content"]["comm_id"] for m in outputs if m["msg_type"] == "comm_close"], \
+        "the bar is removed when the exploration ends"
+    printed = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
+    assert int(printed) >= 4
+
+
+def test_no_progress_bar_is_shown_where_outputs_are_stored_or_compared(kernel):
+    reply, outputs = kernel.run(LONG_EXPLORATION)
+    assert reply["status"] == "ok", reply
+    assert not [m for m in outputs if m["msg_type"] == "display_data"]

@@ -89,6 +89,7 @@ def with_table(text, table):
 def main():
     """Measure every notebook and rewrite the table in docs/instructors.md."""
     os.environ["DYNAMODB_LAB_PROGRESS"] = str(Path(tempfile.mkdtemp(prefix="guide-progress-")) / "progress.json")
+    os.environ["DYNAMODB_LAB_PROGRESS_BAR"] = "off"  # the measured kernels store no bar (helpers/lab/waiting.py)
     table, failed = measured_table()
     GUIDE.write_text(with_table(GUIDE.read_text(encoding="utf-8"), table), encoding="utf-8")
     print(f"rewrote the measured table in {GUIDE.relative_to(ROOT)}")
