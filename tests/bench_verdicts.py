@@ -1,12 +1,13 @@
 """`make bench` (or `python tests/bench_verdicts.py 25 28` for some notebooks): how long a learner waits for each
-checker's verdict, on the notebooks' own answers.
+checker's verdict, on the notebooks' own answers, then on the plausible answers the checker tests write.
 
 Every call of a checker (helpers.checks) in every notebook is run again here with the answer as the notebook defines
 it (its imports, functions, constants and setup assignments, nothing else), three times; the median is set beside the
 budget: a failing verdict within 5 s, a passing one within 10 s (the time a learner in a workshop keeps attempting). A
 call whose verdict is not the one the notebook's stored output shows is listed as not reproduced rather than timed:
 the answer needs more of its notebook than its functions. Timings swing with the machine's load, printed with the
-table; nothing here is asserted.
+table; nothing here is asserted. The checker tests' answers (a function of tests/test_checks_*.py passed to a checker
+there by name) are timed once each, their verdict whatever the checker says: the tests assert it.
 """
 import ast
 import json
@@ -100,6 +101,46 @@ def verdict_and_time(namespace, checker, arguments):
         return f"{type(error).__name__}: {error}"[:60], None
 
 
+TESTS = Path(__file__).resolve().parent
+ANSWER_CALL = re.compile(r"\b(check_\w+)\(\s*(\w+)\s*\)")
+
+
+def test_answers():
+    """(test module, call text, checker, answer) for every answer a checker test passes to a checker by name."""
+    import importlib
+    sys.path.insert(0, str(TESTS))
+    found = []
+    for path in sorted(TESTS.glob("test_checks_*.py")):
+        module = importlib.import_module(path.stem)
+        for checker, name in dict.fromkeys(ANSWER_CALL.findall(path.read_text())):
+            check, answer = getattr(module, checker, None), getattr(module, name, None)
+            if (getattr(check, "__module__", None) or "").startswith("helpers.checks") and callable(answer) \
+                    and getattr(answer, "__module__", None) == module.__name__:
+                found.append((path.stem.removeprefix("test_checks_"), f"{checker}({name})", check, answer))
+    return found
+
+
+def answers_table():
+    """Print each checker test answer's verdict and time (one run each) beside the budget."""
+    print(f"\nthe checker tests' answers, once each; load average before: {os.getloadavg()[0]:.2f}")
+    within = total = 0
+    for module, call, check, answer in test_answers():
+        start = time.perf_counter()
+        try:
+            with tracing(False):
+                verdict = "PASS" if check(answer).passed else "FAIL"
+        except Exception as error:
+            print(f"{module:<9} {call[:60]:<60} raised {type(error).__name__}")
+            continue
+        seconds = time.perf_counter() - start
+        total += 1
+        within += seconds <= BUDGET[verdict]
+        print(f"{module:<9} {call[:60]:<60} {verdict:<7} {seconds:>6.1f}s {BUDGET[verdict]:>5.0f}s  "
+              f"{'yes' if seconds <= BUDGET[verdict] else 'NO'}")
+        sys.stdout.flush()
+    print(f"{within} of {total} verdicts within budget; load average after: {os.getloadavg()[0]:.2f}")
+
+
 def main(only=()):
     """Print the verdict table, one row per checker call (of the notebooks numbered in `only`, if given)."""
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
@@ -127,4 +168,9 @@ def main(only=()):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:] == ["--answers"]:
+        answers_table()
+    else:
+        main(sys.argv[1:])
+        if not sys.argv[1:]:
+            answers_table()
