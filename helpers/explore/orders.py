@@ -69,7 +69,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     watch, seen, search, runs = False, STREAM_REQUESTS["seen"], Search(ranking(clients, faults)), 0
     stopped, failing = False, 0
     with exclusive(), trace.tracing(False), working(clients) as workers, modelled(server), \
-            waiting("Exploring every order", max_schedules) as progress:
+            waiting("Exploring every order", "distinct orders run", max_schedules) as progress:
         new_session()
         while prefix is not None:
             if len(rows) == max_schedules:
@@ -101,7 +101,7 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
                          "write units": run.cost and run.cost[0], "on refused writes": run.cost and run.cost[1],
                          "history": history(steps) if run.modelled else None})
             failing += not rows[-1]["ok"]
-            progress.tick(len(rows), f", {failing:,} failing" if failing else "")
+            progress.tick(len(rows), f", {failing:,} breaking the invariant" if failing else "")
             if stop_after is not None and len(rows) >= stop_after and failing:
                 stopped = prefix is not None
                 break

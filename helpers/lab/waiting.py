@@ -12,10 +12,11 @@ SWITCH = "DYNAMODB_LAB_PROGRESS_BAR"
 
 
 class Waiting:
-    """One piece of work's progress: tick(done, words) after each part of it; the bar appears after SHOWN_AFTER s."""
+    """One piece of work's progress: tick(done, words) after each of its parts (`unit`, at most `most` of them); the
+    bar appears after SHOWN_AFTER s."""
 
-    def __init__(self, what, most):
-        self.what, self.most = what, most
+    def __init__(self, what, unit, most):
+        self.what, self.unit, self.most = what, unit, most
         self.began = self.updated = time.monotonic()
         self.bar = self.label = None
 
@@ -30,8 +31,8 @@ class Waiting:
             if self.bar is None:
                 return
         self.bar.value = min(done, self.most)
-        self.label.value = (f"{self.what}: {done:,} run{words} · {now - self.began:.0f} s "
-                            "(Kernel → Interrupt stops it)")
+        self.label.value = (f"{self.what}: {done:,} {self.unit} of at most {self.most:,}{words} · "
+                            f"{now - self.began:.0f} s · Kernel → Interrupt stops it")
 
     def show(self):
         """Display the bar in the running cell's output, if a notebook's kernel runs this and the bar is wanted."""
@@ -40,9 +41,10 @@ class Waiting:
             return
         import ipywidgets as widgets
         from IPython.display import display
-        self.bar = widgets.IntProgress(value=0, min=0, max=self.most, bar_style="info")
-        self.label = widgets.Label()
-        self.box = widgets.HBox([self.bar, self.label])
+        self.bar = widgets.IntProgress(value=0, min=0, max=self.most, bar_style="info",
+                                       layout=widgets.Layout(width="30%", min_width="120px"))
+        self.label = widgets.Label(layout=widgets.Layout(width="auto", flex="1 1 auto"))
+        self.box = widgets.HBox([self.bar, self.label], layout=widgets.Layout(flex_flow="row wrap"))
         display(self.box)
 
     def close(self):
@@ -65,9 +67,9 @@ def wanted():
 
 
 @contextmanager
-def waiting(what, most):
+def waiting(what, unit, most):
     """A Waiting for the block, its bar removed when the block ends, however it ends."""
-    progress = Waiting(what, most)
+    progress = Waiting(what, unit, most)
     try:
         yield progress
     finally:
