@@ -1,15 +1,15 @@
 """Exercise checkers: attack a learner's function the way production would, report the first failing run.
 
 A checker module (one per notebook, e.g. helpers/checks/p22.py) describes an attack: how to set up
-fresh state, which calls to fire at once, and the invariant that must hold afterwards. `attack`
-first runs two calls (by default) in every order their requests can reach DynamoDB (helpers.explore; with
-consistency="dynamodb", the default, also every answer DynamoDB's consistency allows their reads and every moment their
-transactions' items can become visible), and reports the plainest order that breaks the invariant, the same
-every run, with its likely cause; then it fires calls at growing concurrency, as real threads released
-together (with consistency="dynamodb", on a server as weak as DynamoDB), and stops at the first run that
-breaks it.
-Last, one call meets a table that does not exist: an error that is not a refusal must come out of the
-learner's function, not be swallowed into an answer.
+fresh state, which calls to fire at once, and the invariant that must hold afterwards. `attack` first runs two
+calls (by default) in every order their requests can reach DynamoDB (helpers.explore; with consistency="dynamodb",
+the default, also every answer DynamoDB's consistency allows their reads and every moment their transactions' items
+can become visible), and reports the plainest order that breaks the invariant, the same every run, with its likely
+cause (a wrong answer's first failing orders end the exploration once SHOWN have run). Then the quicker checks of
+one call at a time: the checker's probe (a boundary a right answer reaches), and one call that meets a table that
+does not exist (an error that is not a refusal must come out of the learner's function, not be swallowed into an
+answer). Last, the slowest stage: it fires calls at growing concurrency, as real threads released together (with
+consistency="dynamodb", on a server as weak as DynamoDB), and stops at the first run that breaks it.
 """
 import builtins
 import dis
@@ -411,7 +411,7 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
     conflict told its caller it did nothing, so the invariant judges the run without it (whatever it did write counts).
     faults: ("lost_response", "crash") or either, for the exhaustive stage to explore those too (a crashed client's
     log row has `crashed` True and was told nothing). probe(state) -> None or a message: calls made one at a time on
-    a fresh setup() after the stress stage, that must succeed (liveness: a boundary a correct function reaches).
+    a fresh setup() after the exhaustive stage and before the stress stage, that must succeed (liveness: a boundary a correct function reaches).
     names: the exhaustive stage's clients, in the order of its calls (a retry is named as its client's: "alice (retry)").
     """
     if not callable(learner):
@@ -424,6 +424,13 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
         report, explored = None, f"; the exhaustive stage did not run: {error}"
     if report:
         return report
+    with tracing(False):
+        refused = probe(setup()) if probe else None
+    if refused:
+        return Report(exercise, False, f"{refused} (one call at a time)", 1, log_frame([]))
+    hidden = hidden_error(exercise, learner, setup, calls)
+    if hidden:
+        return Report(exercise, False, hidden, 1, log_frame([]))
     log, lab, gave_up = None, connect(quiet=True), 0
     with tracing(False):
         for n in sizes:
@@ -437,13 +444,6 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
                     calls_word = "call" if n == 1 else "calls"
                     return Report(exercise, False, f"{problem} (with {n} concurrent {calls_word}){own_why(problem)}", n,
                                   log)
-    with tracing(False):
-        refused = probe(setup()) if probe else None
-    if refused:
-        return Report(exercise, False, f"{refused} (one call at a time)", 1, log)
-    hidden = hidden_error(exercise, learner, setup, calls)
-    if hidden:
-        return Report(exercise, False, hidden, 1, log)
     total = sum(sizes) * tries
     return Report(exercise, True, f"held in {len(sizes) * tries} runs of up to {sizes[-1]} concurrent calls ({total} "
                                   f"calls in all{gave_up_words(gave_up)}){explored}", sizes[-1], log)
@@ -505,9 +505,13 @@ def first_error(log):
     return errors.iloc[0] if len(errors) else None
 
 
+LOG_COLUMNS = ("call", "args", "result", "error", "crashed", "start_ms", "end_ms", "sent_ms", "answered_ms")
+
+
 def log_frame(rows):
-    """A run's log as a DataFrame whose results stay Python values: a None stays None, never pandas' NaN."""
-    frame = pd.DataFrame(rows)
+    """A run's log as a DataFrame whose results stay Python values: a None stays None, never pandas' NaN (no rows: the
+    log of no run, its columns all there)."""
+    frame = pd.DataFrame(rows, columns=None if rows else LOG_COLUMNS)
     for column in ("args", "result", "error"):
         frame[column] = pd.Series([row[column] for row in rows], dtype=object)
     return frame
