@@ -1,5 +1,6 @@
-"""`make bench` (or `python tests/bench_verdicts.py 25 28` for some notebooks): how long a learner waits for each
-checker's verdict, on the notebooks' own answers, then on the plausible answers the checker tests write.
+"""`make bench` (or `python tests/bench_verdicts.py 25 28` for some notebooks, `--answers p28` for some checker test
+modules): how long a learner waits for each checker's verdict, on the notebooks' own answers, then on the plausible
+answers the checker tests write.
 
 Every call of a checker (helpers.checks) in every notebook is run again here with the answer as the notebook defines
 it (its imports, functions, constants and setup assignments, nothing else), three times; the median is set beside the
@@ -26,7 +27,7 @@ from helpers import tracing  # noqa: E402  (after the progress file is set: chec
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 BUDGET = {"FAIL": 5.0, "PASS": 10.0}
 RUNS = 3
-CALL = re.compile(r"^\s*(?:\w+\s*=\s*)?(check_\w+)\(([\w, .\-]*)\)\s*$", re.M)
+CALL = re.compile(r"\b(check_\w+)\(([\w, .\-]*)\)")  # several on a line too: `a, b = check_x(f), check_y(g)`
 
 
 SETUP_CALLS = {"connect", "fresh_table", "global_table"}  # what a notebook's setup assigns from: quick, no race
@@ -62,11 +63,11 @@ def setup_assignment(node):
     return all(isinstance(call.func, ast.Name) and call.func.id in SETUP_CALLS for call in calls)
 
 
-def stored_verdict(cell):
-    """PASS or FAIL, as the cell's stored output says, or None."""
+def stored_verdict(cell, place=0):
+    """PASS or FAIL, as the cell's stored output says of its checker call at `place` (0: the first), or None."""
     text = json.dumps(cell.get("outputs", []))
     verdicts = re.findall(r"\b(PASS|FAIL)\b", text)
-    return verdicts[0] if verdicts else None
+    return verdicts[place] if place < len(verdicts) else None
 
 
 def calls():
@@ -80,12 +81,12 @@ def calls():
             continue
         namespace = definitions(sources)
         for cell, source in zip(cells, sources):
-            for checker, arguments in CALL.findall(source):
-                if not (getattr(namespace.get(checker), "__module__", None) or "").startswith("helpers.checks"):
-                    continue  # the notebook's own assertion, not a checker
+            checked = [(checker, arguments) for checker, arguments in CALL.findall(source)
+                       if (getattr(namespace.get(checker), "__module__", None) or "").startswith("helpers.checks")]
+            for place, (checker, arguments) in enumerate(checked):  # not the notebook's own check_ assertions
                 found.append((path.stem[:2], f"{checker}({arguments})", checker,
                               [argument.strip() for argument in arguments.split(",") if argument.strip()],
-                              stored_verdict(cell), namespace))
+                              stored_verdict(cell, place), namespace))
     return found
 
 
@@ -120,16 +121,19 @@ def test_answers():
     return found
 
 
-def answers_table():
-    """Print each checker test answer's verdict and time (one run each) beside the budget."""
+def answers_table(only=()):
+    """Print each checker test answer's verdict and time (one run each, of the test modules named in `only` such as
+    p28, if given) beside the budget."""
     print(f"\nthe checker tests' answers, once each; load average before: {os.getloadavg()[0]:.2f}")
     within = total = 0
     for module, call, check, answer in test_answers():
+        if only and module not in only:
+            continue
         start = time.perf_counter()
         try:
             with tracing(False):
                 verdict = "PASS" if check(answer).passed else "FAIL"
-        except Exception as error:
+        except (Exception, KeyboardInterrupt) as error:  # an answer that interrupts its check, as a learner can
             print(f"{module:<9} {call[:60]:<60} raised {type(error).__name__}")
             continue
         seconds = time.perf_counter() - start
@@ -168,8 +172,8 @@ def main(only=()):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--answers"]:
-        answers_table()
+    if sys.argv[1:2] == ["--answers"]:
+        answers_table(sys.argv[2:])
     else:
         main(sys.argv[1:])
         if not sys.argv[1:]:
