@@ -5,10 +5,10 @@ fresh state, which calls to fire at once, and the invariant that must hold after
 calls (by default) in every order their requests can reach DynamoDB (helpers.explore; with consistency="dynamodb",
 the default, also every answer DynamoDB's consistency allows their reads and every moment their transactions' items
 can become visible), and reports the plainest order that breaks the invariant, the same every run, with its likely
-cause (a wrong answer's first failing orders end the exploration once SHOWN have run). Then the quicker checks of
-one call at a time: the checker's probe (a boundary a right answer reaches), and one call that meets a table that
-does not exist (an error that is not a refusal must come out of the learner's function, not be swallowed into an
-answer). Last, the slowest stage: it fires calls at growing concurrency, as real threads released together (with
+cause (a wrong answer's first failing orders end the exploration once SHOWN have run). Once every order without a
+fault held, the quicker checks of one call at a time come before the orders with faults: the checker's probe (a
+boundary a right answer reaches), and one call that meets a table that does not exist (an error that is not a
+refusal must come out of the learner's function, not be swallowed into an answer). Last, the slowest stage: it fires calls at growing concurrency, as real threads released together (with
 consistency="dynamodb", on a server as weak as DynamoDB), and stops at the first run that breaks it.
 """
 import builtins
@@ -176,18 +176,20 @@ class Scenario:
 
 @interruptible
 def exhaustive(exercise, learner, setup, arguments, invariant, max_orders=explore.MAX_SCHEDULES,
-               consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES, telling=None):
+               consistency=explore.DEFAULT_CONSISTENCY, faults=(), names=CLIENT_NAMES, telling=None, quick=None):
     """Run the calls `arguments(state)` in every order, then, if every one held and there are `faults`, in every order
     again with every lost response and crash the explorer can make; a failing Report for the plainest order that
     breaks, or None. A function that breaks without a fault is reported without one, counted among the orders
     without faults, and the faults are not explored: they would only add orders to wait for. Faults are explored
     on the same consistency as the orders without them (DynamoDB's model, by default): a wrong answer may need a
-    resent request and a stale read together.
+    resent request and a stale read together. quick() -> a failing Report or None: checks quicker than the faults'
+    orders, made once every order without a fault held.
 
     Returns (report or None, how many orders held, as words to end the passing message with).
     """
     report, orders = explored(exercise, learner, setup, arguments, invariant, max_orders, consistency, (), names,
                               telling)
+    report = report or (quick() if quick else None)
     if report or not faults:
         return report, "" if report else held_in(orders, consistency=consistency)
     report, faulted = explored(exercise, learner, setup, arguments, invariant, max_orders, consistency, faults, names,
@@ -411,26 +413,32 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
     conflict told its caller it did nothing, so the invariant judges the run without it (whatever it did write counts).
     faults: ("lost_response", "crash") or either, for the exhaustive stage to explore those too (a crashed client's
     log row has `crashed` True and was told nothing). probe(state) -> None or a message: calls made one at a time on
-    a fresh setup() after the exhaustive stage and before the stress stage, that must succeed (liveness: a boundary a correct function reaches).
+    a fresh setup() once every order without a fault held, before the faults and the stress stage, that must succeed (liveness: a boundary a correct function reaches).
     names: the exhaustive stage's clients, in the order of its calls (a retry is named as its client's: "alice (retry)").
     """
     if not callable(learner):
         raise TypeError(f"Pass your function itself (e.g. {exercise}), not {learner!r}.")
     arguments = orders_of if callable(orders_of) else (lambda state: calls(state, orders_of))
+    asked = []
+
+    def quick():
+        """The checks of one call at a time: the probe, then the missing table; a failing Report or None."""
+        asked.append(True)
+        with tracing(False):
+            refused = probe(setup()) if probe else None
+        if refused:
+            return Report(exercise, False, f"{refused} (one call at a time)", 1, log_frame([]))
+        hidden = hidden_error(exercise, learner, setup, calls)
+        return Report(exercise, False, hidden, 1, log_frame([])) if hidden else None
+
     try:
         report, explored = exhaustive(exercise, learner, explore_setup or setup, arguments, invariant, max_orders,
-                                      consistency, faults, names)
+                                      consistency, faults, names, quick=quick)
     except explore.TooManyOrders as error:
         report, explored = None, f"; the exhaustive stage did not run: {error}"
+    report = report or (None if asked else quick())
     if report:
         return report
-    with tracing(False):
-        refused = probe(setup()) if probe else None
-    if refused:
-        return Report(exercise, False, f"{refused} (one call at a time)", 1, log_frame([]))
-    hidden = hidden_error(exercise, learner, setup, calls)
-    if hidden:
-        return Report(exercise, False, hidden, 1, log_frame([]))
     log, lab, gave_up = None, connect(quiet=True), 0
     with tracing(False):
         for n in sizes:
