@@ -18,9 +18,9 @@ CLOSED = "C"
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
 PROFILE = {"PK": "USER#alice", "SK": "PROFILE"}
 ORDER_QTY = {f"o{i}": 1 + i % 3 for i in range(20)}
-CONTENDED = (2, 5, 10, 20)  # the stress sizes of transactions that all meet on two or three items: beyond 20 at once
-# a right answer spends its time in its own backoff (50 transfers at once took 10 of a 21 s verdict), and the
-# exhaustive stage has run every order of two calls, lost responses and crashes included
+CONTENDED = {"sizes": (2, 5, 10, 20), "tries": 2}  # the stress stage of transactions that all meet on two or three
+# items: a right answer spends its time there in its own backoff (50 transfers at once took 10 of a 21 s verdict),
+# and the exhaustive stage has run every order of two calls, lost responses and crashes included
 
 
 def account_key(name):
@@ -116,7 +116,7 @@ def check_transfer(transfer):
     if both:
         return both
     report = attack("transfer", transfer, fresh_accounts, transfers, invariant, orders_of=two_transfers_from_a,
-                    faults=("lost_response", "crash"), probe=boundaries, sizes=CONTENDED)
+                    faults=("lost_response", "crash"), probe=boundaries, **CONTENDED)
     if report.passed:
         report.message += f"; and first, A->B 60 and B->A 70 both went through in all {len(orders)} of their orders"
     return report
@@ -190,7 +190,7 @@ def check_place_order_once(place_order_once):
         return None
 
     return attack("place_order_once", place_order_once, fresh_shop, orders, invariant, orders_of=2,
-                  faults=("lost_response", "crash"), probe=the_last_widgets, sizes=CONTENDED)
+                  faults=("lost_response", "crash"), probe=the_last_widgets, **CONTENDED)
 
 
 SEATED = {f"b{n}": f"{n}A" for n in range(1, 7)}  # booking -> the seat it holds at the start
