@@ -1,6 +1,7 @@
-"""`make bench` (or `python tests/bench_verdicts.py 25 28` for some notebooks, `--answers p28` for some checker test
-modules): how long a learner waits for each checker's verdict, on the notebooks' own answers, then on the plausible
-answers the checker tests write.
+"""`make bench` (or `python tests/bench_verdicts.py 25 28 p28` for some notebooks and checker test modules): how long a
+learner waits for each checker's verdict, on the notebooks' own answers, then on the plausible answers the checker
+tests write. Each notebook, and each test module, runs in a process of its own, with a lab server of its own, as in a
+learner's kernel.
 
 Every call of a checker (helpers.checks) in every notebook is run again here with the answer as the notebook defines
 it (its imports, functions, constants and setup assignments, nothing else), three times; the median is set beside the
@@ -15,6 +16,7 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -70,10 +72,11 @@ def stored_verdict(cell, place=0):
     return verdicts[place] if place < len(verdicts) else None
 
 
-def calls():
-    """(notebook, call text, checker name, argument texts, stored verdict, namespace) for every checker call."""
+def calls(notebook="??"):
+    """(notebook, call text, checker name, argument texts, stored verdict, namespace) for every checker call (of the
+    notebook numbered `notebook`, if given)."""
     found = []
-    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+    for path in sorted(NOTEBOOKS.glob(f"{notebook}-*.ipynb")):
         cells = [cell for cell in json.loads(path.read_text())["cells"] if cell["cell_type"] == "code"]
         sources = ["\n".join(line for line in "".join(cell["source"]).splitlines() if not line.lstrip().startswith("%"))
                    for cell in cells]
@@ -121,13 +124,11 @@ def test_answers():
     return found
 
 
-def answers_table(only=()):
-    """Print each checker test answer's verdict and time (one run each, of the test modules named in `only` such as
-    p28, if given) beside the budget."""
-    print(f"\nthe checker tests' answers, once each; load average before: {os.getloadavg()[0]:.2f}")
+def answer_rows(module):
+    """Print the row of each answer the checker test module `module` (p28) writes (one run each); (within, total)."""
     within = total = 0
-    for module, call, check, answer in test_answers():
-        if only and module not in only:
+    for found, call, check, answer in test_answers():
+        if found != module:
             continue
         start = time.perf_counter()
         try:
@@ -140,19 +141,15 @@ def answers_table(only=()):
         total += 1
         within += seconds <= BUDGET[verdict]
         print(f"{module:<9} {call[:60]:<60} {verdict:<7} {seconds:>6.1f}s {BUDGET[verdict]:>5.0f}s  "
-              f"{'yes' if seconds <= BUDGET[verdict] else 'NO'}")
-        sys.stdout.flush()
-    print(f"{within} of {total} verdicts within budget; load average after: {os.getloadavg()[0]:.2f}")
+              f"{'yes' if seconds <= BUDGET[verdict] else 'NO'}", flush=True)
+    return within, total
 
 
-def main(only=()):
-    """Print the verdict table, one row per checker call (of the notebooks numbered in `only`, if given)."""
-    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
-    print(f"{'nb':<3} {'call':<46} {'verdict':<7} {'median':>8} {'budget':>7}  within")
+def notebook_rows(notebook):
+    """Print the row of each checker call of the notebook numbered `notebook` (25): the median of RUNS; (within,
+    total)."""
     within = total = 0
-    for notebook, call, checker, arguments, stored, namespace in calls():
-        if only and notebook not in only:
-            continue
+    for _, call, checker, arguments, stored, namespace in calls(notebook):
         times, verdict = [], None
         for _ in range(RUNS):
             verdict, seconds = verdict_and_time(namespace, checker, arguments)
@@ -166,15 +163,57 @@ def main(only=()):
         total += 1
         within += median <= BUDGET[verdict]
         print(f"{notebook:<3} {call[:46]:<46} {verdict:<7} {median:>7.1f}s {BUDGET[verdict]:>6.0f}s  "
-              f"{'yes' if median <= BUDGET[verdict] else 'NO'}")
-        sys.stdout.flush()
-    print(f"{within} of {total} verdicts within budget; load average after: {os.getloadavg()[0]:.2f}")
+              f"{'yes' if median <= BUDGET[verdict] else 'NO'}", flush=True)
+    return within, total
+
+
+def in_own_process(flag, name):
+    """(within, total) of one notebook's or test module's rows, printed by a process of its own (`flag` --notebook or
+    --answers): a learner's kernel runs one notebook, with a lab server of its own."""
+    child = subprocess.run([sys.executable, __file__, flag, name], capture_output=True, text=True)
+    rows = [line for line in child.stdout.splitlines() if not line.startswith(("Backend:", "Stronger than"))]
+    *shown, totals = rows or ["0 0"]
+    print("\n".join(shown), flush=True)
+    if child.returncode:
+        print(f"{name}: exited with {child.returncode}: {child.stderr.strip().splitlines()[-1:]}")
+        return 0, 0
+    within, total = totals.split()
+    return int(within), int(total)
+
+
+def table(flag, names, heading, columns):
+    """Print the rows of each of `names` (notebook numbers, or test modules), each in its own process, under
+    `columns`, and the count within budget."""
+    print(f"{heading}; load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs\n{columns}")
+    counts = [in_own_process(flag, name) for name in names]
+    print(f"{sum(within for within, _ in counts)} of {sum(total for _, total in counts)} verdicts within budget; "
+          f"load average after: {os.getloadavg()[0]:.2f}\n")
+
+
+def checked_notebooks():
+    """The numbers of the notebooks that call a checker ("22"...)."""
+    return sorted(path.stem[:2] for path in NOTEBOOKS.glob("*.ipynb") if "check_" in path.read_text())
+
+
+def answer_modules():
+    """The checker test modules ("p22"...), by name."""
+    return sorted(path.stem.removeprefix("test_checks_") for path in TESTS.glob("test_checks_*.py"))
+
+
+def main(notebooks=(), answers=()):
+    """Print the verdict table of the notebooks' checker calls (median of RUNS), then of the checker tests' answers
+    (once each), for the notebooks and test modules given, or all."""
+    if notebooks or not answers:
+        table("--notebook", notebooks or checked_notebooks(), "the notebooks' checker calls",
+              f"{'nb':<3} {'call':<46} {'verdict':<7} {'median':>8} {'budget':>7}  within")
+    if answers or not notebooks:
+        table("--answers", answers or answer_modules(), "the checker tests' answers, once each",
+              f"{'module':<9} {'call':<60} {'verdict':<7} {'time':>7} {'budget':>6}  within")
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--answers"]:
-        answers_table(sys.argv[2:])
+    if sys.argv[1:2] in (["--notebook"], ["--answers"]) and len(sys.argv) == 3:  # one of them, in its own process
+        print(*(notebook_rows if sys.argv[1] == "--notebook" else answer_rows)(sys.argv[2]))
     else:
-        main(sys.argv[1:])
-        if not sys.argv[1:]:
-            answers_table()
+        arguments = sys.argv[1:]
+        main([name for name in arguments if name.isdigit()], [name for name in arguments if not name.isdigit()])
