@@ -24,7 +24,7 @@ from pathlib import Path
 
 os.environ.setdefault("DYNAMODB_LAB_PROGRESS", str(Path(tempfile.mkdtemp()) / "progress.json"))
 
-from helpers import tracing  # noqa: E402  (after the progress file is set: checkers record their runs)
+from helpers import connect, tracing  # noqa: E402  (after the progress file is set: checkers record their runs)
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 BUDGET = {"FAIL": 5.0, "PASS": 10.0}
@@ -125,7 +125,9 @@ def test_answers():
 
 
 def answer_rows(module):
-    """Print the row of each answer the checker test module `module` (p28) writes (one run each); (within, total)."""
+    """Print the row of each answer the checker test module `module` (p28) writes (one run each); (within, total). The
+    lab server is started first, as a notebook's Setup cell starts it."""
+    connect(quiet=True)
     within = total = 0
     for found, call, check, answer in test_answers():
         if found != module:

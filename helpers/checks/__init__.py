@@ -294,21 +294,31 @@ def explored(exercise, learner, setup, arguments, invariant, max_orders=explore.
 
 
 def ordered(run, **bounds):
-    """The orders run(**bounds) explored; when the first failing one ended them early and it had stale answers, the
-    orders with fewer stale answers too, bound by bound from none (the plainest failing order has the fewest): the
-    first bound's orders that fail, else the ones run first. attrs: plainer, the most stale answers every order was
-    explored with and held (None if that was not looked at)."""
+    """The orders run(**bounds) explored. When the first failing ones ended them early and had stale answers, the
+    orders with one stale answer fewer than the fewest found are explored too (the plainest failing order has the
+    fewest): if they hold, the orders first found are kept; if one fails, those orders are, looked at the same way
+    while they too ended early. attrs: plainer, the most stale answers with which every order was explored and held
+    (None if not known)."""
     orders = run(**bounds)
-    if not orders.attrs["stopped"]:
-        return orders
-    fewest = min(stale_answers(orders["schedule"][row]) for row in orders.index[~orders["ok"]])
-    for bound in range(fewest):
-        plainer = run(**{**bounds, "max_stale": bound})
-        if not plainer["ok"].all():
-            plainer.attrs.update(max_stale=bound, plainer=bound - 1 if bound else None)
-            return plainer
-    orders.attrs["plainer"] = fewest - 1 if fewest else None
+    complete = not orders.attrs["stopped"]
+    while not complete:
+        fewest = fewest_stale(orders)
+        if not fewest:
+            return orders
+        plainer = run(**{**bounds, "max_stale": fewest - 1})
+        if plainer["ok"].all():
+            orders.attrs["plainer"] = fewest - 1
+            return orders
+        plainer.attrs["max_stale"] = fewest - 1
+        orders, complete = plainer, not plainer.attrs["stopped"]
+        if complete and fewest_stale(orders):  # the orders with fewer stale answers than its failing ones all held
+            orders.attrs["plainer"] = fewest_stale(orders) - 1
     return orders
+
+
+def fewest_stale(orders):
+    """The fewest stale answers of an exploration's failing orders."""
+    return min(stale_answers(orders["schedule"][row]) for row in orders.index[~orders["ok"]])
 
 
 def stale_answers(schedule):
