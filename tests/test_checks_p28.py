@@ -108,11 +108,13 @@ def test_an_eventually_consistent_read_back_is_caught_as_stale_as_the_index(lab,
            "{PK: 'ORDER#O-2', SK: 'ORDER'} (stale: {PK: 'ORDER#O-2', SK: 'ORDER'} without bob's DeleteItem) -> " \
            "bob: BatchGetItem reads {PK: 'ORDER#O-3', SK: 'ORDER'}: " in message, message
     assert "the call made just after O-2 was cancelled listed O-2 as open (the table no longer holds it)" in message
-    assert "(in 17 of the first 45 distinct orders in which alice and bob's requests can reach DynamoDB; the rest were " \
-           "left unexplored: one failing order is enough; every order with at most 1 stale answer holds)" in message
+    assert "(in 17 of the first 45 distinct orders in which alice and bob's requests can reach DynamoDB; the rest " \
+           "were left unexplored: one failing order is enough; every order with at most 1 stale answer " \
+           "holds)" in message
     assert message.endswith("Why: bob's BatchGetItem was answered {PK: 'ORDER#O-2', SK: 'ORDER'} without bob's "
-                            "DeleteItem. A default GetItem, BatchGetItem, Query or Scan is eventually consistent: decide "
-                            "on ConsistentRead=True, or better, put the check in the write's ConditionExpression"), \
+                            "DeleteItem. A default GetItem, BatchGetItem, Query or Scan is eventually consistent: "
+                            "decide on ConsistentRead=True, or better, put the check in the write's "
+                            "ConditionExpression"), \
         "the read-back that could be strong, not the index that never is, nor the two calls reading each other's writes"
     assert eventually_confirmed_report.orders.attrs["runs"] == 45
 
@@ -130,9 +132,9 @@ def test_a_status_test_that_drops_everything_is_caught_hiding_an_open_order():
     report = check_open_orders(confirmed_as_upper_case)
     assert not report.passed
     assert report.message.startswith(
-        "alice: UpdateItem -> alice: Query -> alice: BatchGetItem reads {PK: 'ORDER#O-3', SK: 'ORDER'} -> bob: DeleteItem "
-        "-> bob: Query -> bob: BatchGetItem: the call made just after O-1 was shipped did not list O-3, which nobody "
-        "closed: it is open in the table and in the index (open_orders returned [])"), report.message
+        "alice: UpdateItem -> alice: Query -> alice: BatchGetItem reads {PK: 'ORDER#O-3', SK: 'ORDER'} -> "
+        "bob: DeleteItem -> bob: Query -> bob: BatchGetItem: the call made just after O-1 was shipped did not list "
+        "O-3, which nobody closed: it is open in the table and in the index (open_orders returned [])"), report.message
     assert report.message.endswith("(in 45 of the first 45 distinct orders in which alice and bob's requests can reach "
                                    "DynamoDB; the rest were left unexplored: one failing order is enough)")
 

@@ -8,8 +8,9 @@ can become visible), and reports the plainest order that breaks the invariant, t
 cause (a wrong answer's first failing orders end the exploration once SHOWN have run). Once every order without a
 fault held, the quicker checks of one call at a time come before the orders with faults: the checker's probe (a
 boundary a right answer reaches), and one call that meets a table that does not exist (an error that is not a
-refusal must come out of the learner's function, not be swallowed into an answer). Last, the slowest stage: it fires calls at growing concurrency, as real threads released together (with
-consistency="dynamodb", on a server as weak as DynamoDB), and stops at the first run that breaks it.
+refusal must come out of the learner's function, not be swallowed into an answer). Last, the slowest stage: it fires
+calls at growing concurrency, as real threads released together (with consistency="dynamodb", on a server as weak as
+DynamoDB), and stops at the first run that breaks it.
 """
 import builtins
 import dis
@@ -423,7 +424,8 @@ def attack(exercise, learner, setup, calls, invariant, sizes=SIZES, tries=TRIES,
     conflict told its caller it did nothing, so the invariant judges the run without it (whatever it did write counts).
     faults: ("lost_response", "crash") or either, for the exhaustive stage to explore those too (a crashed client's
     log row has `crashed` True and was told nothing). probe(state) -> None or a message: calls made one at a time on
-    a fresh setup() once every order without a fault held, before the faults and the stress stage, that must succeed (liveness: a boundary a correct function reaches).
+    a fresh setup() once every order without a fault held, before the faults and the stress stage, that must succeed
+    (liveness: a boundary a correct function reaches).
     names: the exhaustive stage's clients, in the order of its calls (a retry is named as its client's: "alice (retry)").
     """
     if not callable(learner):

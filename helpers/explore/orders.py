@@ -108,7 +108,8 @@ def explore(clients, reset, check, *, max_schedules=MAX_SCHEDULES, lab=None, tim
     frame = pd.DataFrame(rows, columns=["schedule", "steps", "requests", "answers", "replies", "results", "ok",
                                         "write units", "on refused writes", "history"])
     frame = frame.assign(doomed_at=[-1] * len(frame) if stopped else doomed_steps(frame, prints))
-    frame.attrs.update(runs=runs, stopped=stopped)  # orders run, a behaviour each (a run every move of which slept counts, no row)
+    frame.attrs.update(runs=runs, stopped=stopped)  # runs: orders run, a behaviour each (a run every move of which
+    # slept counts, no row); stopped: the first failing orders ended the exploration (stop_after)
     return frame
 
 
